@@ -1,0 +1,110 @@
+# Batch-1 decode microbenchmarks: one source, CUDA (nvcc) and HIP (ROCm or Debian clang-19).
+#
+#   make                      every experiment for ARCH (binaries and their .s)
+#   make 01-ceiling/ceiling   one experiment
+#   make 02-gemv/gemv.s       its generated assembly: PTX (+ SASS where cuobjdump exists) or AMDGCN
+#   make run [QUICK=1]        build, run every experiment on the local GPU, write results/<gpu>/
+#   make test                 host tests, builds for sm_90 + sm_80 + gfx942, assembly checks (no GPU)
+#   make check                on a GPU: every experiment in --quick mode, validation and SASS checks
+#   make clean
+#
+#   ARCH=sm_90 (default when nvcc is found) | sm_90a | sm_80 | sm_100 | gfx942 [ROCM=/opt/rocm]
+#   O=build/sm_80/            put outputs under a prefix (make test uses it for extra archs)
+
+EXPERIMENTS := 01-ceiling/ceiling 02-gemv/gemv 03-dlops/dlops 04-reduce/reduce 05-sync/sync
+EXPS := $(foreach e,$(EXPERIMENTS),$(if $(wildcard $(e).cu),$(e)))
+
+NVCC ?= $(shell command -v nvcc 2>/dev/null || (test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc))
+CUOBJDUMP ?= $(shell command -v cuobjdump 2>/dev/null || (test -x /usr/local/cuda/bin/cuobjdump && echo /usr/local/cuda/bin/cuobjdump))
+ROCM ?= /opt/rocm
+HIPCC ?= $(shell test -x $(ROCM)/bin/hipcc && echo $(ROCM)/bin/hipcc)
+CLANG_HIP ?= $(shell command -v clang++-19 2>/dev/null)
+PYTHON ?= python3
+
+ifeq ($(ARCH),)
+  ARCH := $(if $(NVCC),sm_90,gfx942)
+endif
+
+# Provenance baked into every binary: commit and whether the tree had local changes.
+# Outside a git checkout (a copied working tree) .git-commit / .git-dirty, if present, say it.
+GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || cat .git-commit 2>/dev/null || echo unknown)
+GIT_DIRTY := $(shell if git rev-parse HEAD >/dev/null 2>&1; then test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 0 || echo 1; else cat .git-dirty 2>/dev/null || echo 1; fi)
+DEFS := -DSUITE_GIT_COMMIT='"$(GIT_COMMIT)"' -DSUITE_GIT_DIRTY=$(GIT_DIRTY) -DSUITE_BUILD_ARCH='"$(ARCH)"'
+
+COMMON_H := $(wildcard common/*.h)
+O ?=
+
+# Per-experiment link libraries (the vendor BLAS rungs of 02-gemv).
+LIBS_02-gemv/gemv := -lcublas -lcublasLt
+
+ifneq ($(filter sm_%,$(ARCH)),)
+  # NVIDIA: sm_90 -> compute_90 / sm_90; sm_90a keeps its suffix.
+  SMNUM := $(patsubst sm_%,%,$(ARCH))
+  GENCODE := -gencode=arch=compute_$(SMNUM),code=sm_$(SMNUM)
+  NVFLAGS := -O3 -std=c++17 -lineinfo $(GENCODE) -Xcompiler -Wall $(DEFS)
+  BINS := $(addprefix $(O),$(EXPS))
+  ASMS := $(addsuffix .s,$(BINS))
+  ALL := $(BINS) $(ASMS)
+
+$(BINS): $(O)%: %.cu $(COMMON_H)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -Xptxas -v -o $@ $< $(LIBS_$*) 2> $@.ptxas.log || { cat $@.ptxas.log; exit 1; }
+	@grep -v "^ptxas info\|^    [0-9]* bytes stack\|^ptxas info    : Used" $@.ptxas.log | grep -v "^$$" || true
+	@mv $@.ptxas.log $@.resources
+
+$(addsuffix .ptx,$(BINS)): $(O)%.ptx: %.cu $(COMMON_H)
+	@mkdir -p $(dir $@)
+	$(NVCC) -O3 -std=c++17 -lineinfo -arch=compute_$(SMNUM) $(DEFS) -ptx -o $@ $<
+
+$(ASMS): $(O)%.s: $(O)%.ptx $(O)%
+	@{ echo "// $*: PTX for $(ARCH)"; cat $<; \
+	   if [ -n "$(CUOBJDUMP)" ]; then echo "// $*: SASS for $(ARCH) (cuobjdump -sass)"; $(CUOBJDUMP) -sass $(O)$*; \
+	   else echo "// $*: no SASS: cuobjdump not found on this machine"; fi; } > $@
+else ifeq ($(ARCH),gfx942)
+  HIPFLAGS := -O3 -std=c++17 --offload-arch=gfx942 $(DEFS)
+  ifneq ($(HIPCC),)
+    # ROCm present: real binaries, and the .s from the same compiler.
+    BINS := $(addprefix $(O),$(EXPS))
+    ASMS := $(addsuffix .s,$(BINS))
+    ALL := $(BINS) $(ASMS)
+$(BINS): $(O)%: %.cu $(COMMON_H)
+	@mkdir -p $(dir $@)
+	$(HIPCC) -x hip $(HIPFLAGS) -o $@ $< $(subst -lcublasLt,-lhipblaslt,$(subst -lcublas,,$(LIBS_$*)))
+$(ASMS): $(O)%.s: %.cu $(COMMON_H)
+	@mkdir -p $(dir $@)
+	$(HIPCC) -x hip $(HIPFLAGS) --cuda-device-only -S -o $@ $<
+  else
+    # No ROCm: Debian's clang-19 compiles the device code to gfx942 assembly only.
+    BINS :=
+    ASMS := $(addsuffix .s,$(addprefix $(O),$(EXPS)))
+    ALL := $(ASMS)
+$(ASMS): $(O)%.s: %.cu $(COMMON_H)
+	@test -n "$(CLANG_HIP)" || { echo "ARCH=gfx942 needs ROCm ($(ROCM)/bin/hipcc) or clang++-19 with libamdhip64-dev"; exit 2; }
+	@mkdir -p $(dir $@)
+	$(CLANG_HIP) -x hip $(HIPFLAGS) --cuda-device-only -nogpulib -Wno-unused-result -S -o $@ $<
+  endif
+else
+  $(error ARCH=$(ARCH) is not one of sm_80, sm_90, sm_90a, sm_100, gfx942)
+endif
+
+.PHONY: all run test check clean asm sanitize
+.DEFAULT_GOAL := all
+all: $(ALL)
+	@$(if $(BINS),,echo "ARCH=$(ARCH): no ROCm found, built assembly only: $(ASMS)")
+asm: $(ASMS)
+
+# The main job: every experiment on the local GPU, 01 first (its ceiling feeds the rest).
+run: $(BINS)
+	QUICK=$(QUICK) ARCH=$(ARCH) bash scripts/run_all.sh $(EXPS)
+
+# No GPU needed: host unit tests, builds for sm_90, sm_80 and gfx942, assembly checks,
+# the no-GPU and bad-flag contract. Ends with "N passed, N failed".
+test:
+	$(PYTHON) tests/run_tests.py
+
+# On a GPU: every experiment --quick with validation, then the SASS checks.
+check: $(BINS) $(ASMS)
+	ARCH=$(ARCH) bash scripts/check.sh $(EXPS)
+
+clean:
+	rm -rf build $(foreach e,$(EXPERIMENTS),$(e) $(e).s $(e).ptx $(e).resources) tests/unit_tests

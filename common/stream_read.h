@@ -1,0 +1,179 @@
+// stream_read.h: the streaming-read kernels that measure the bandwidth ceiling
+// (01-ceiling), shared so that a later experiment can measure the ceiling itself
+// when no 01-ceiling result is present.
+//
+// Each thread reads 16-byte vectors in a grid-stride loop, `U` loads in flight per
+// iteration, each load instruction one contiguous 512-byte warp transaction. Every
+// element is read exactly once (a guarded tail covers n not divisible by U*threads).
+// The words are folded into a register and stored only behind a branch on a runtime
+// key that real data practically never matches, so no load can be removed.
+// Bytes moved: n * 16 (stream_read_bytes), declared here and used everywhere.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+#include "check.h"
+
+#if defined(PORT_HIP)
+typedef unsigned int vec4u __attribute__((ext_vector_type(4)));  // native vector: the nt builtin needs one
+#else
+typedef uint4 vec4u;
+#endif
+
+inline double stream_read_bytes(size_t n_vec4) { return 16.0 * static_cast<double>(n_vec4); }
+
+// Load flavours. PTX qualifiers on NVIDIA; plain and non-temporal on AMD.
+enum LoadFlavour {
+  kLoadPlain,           // ld.global.v4.u32
+  kLoadNc,              // ld.global.nc: the read-only (texture) path
+  kLoadStreaming,       // ld.global.cs: evict-first, "cache streaming"
+  kLoadNcNoAllocate,    // ld.global.nc.L1::no_allocate: do not install in L1
+  kLoadL2EvictFirst,    // ld.global.L2::cache_hint with an evict_first createpolicy
+  kLoadL2Prefetch256,   // ld.global.L2::256B: prefetch a 256-byte sector group into L2
+  kLoadNcL2Prefetch256, // ld.global.nc.L2::256B
+  kLoadNontemporal,     // gfx942: global_load_dwordx4 ... nt
+};
+
+inline const char* load_flavour_name(int f) {
+  switch (f) {
+    case kLoadPlain: return "plain";
+    case kLoadNc: return "nc";
+    case kLoadStreaming: return "cs";
+    case kLoadNcNoAllocate: return "nc.L1::no_allocate";
+    case kLoadL2EvictFirst: return "L2::evict_first";
+    case kLoadL2Prefetch256: return "L2::256B";
+    case kLoadNcL2Prefetch256: return "nc.L2::256B";
+    case kLoadNontemporal: return "non-temporal";
+  }
+  return "?";
+}
+
+template <int F>
+__device__ __forceinline__ uint64_t stream_policy() {
+  uint64_t pol = 0;
+#if !defined(PORT_HIP)
+  if (F == kLoadL2EvictFirst) asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+#endif
+  return pol;
+}
+
+template <int F>
+__device__ __forceinline__ vec4u load16(const vec4u* p, uint64_t pol) {
+  vec4u v;
+#if defined(PORT_HIP)
+  (void)pol;
+  if (F == kLoadNontemporal) v = __builtin_nontemporal_load(p);
+  else v = *p;
+#else
+#define STREAM_LD(QUAL) asm(QUAL " {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p))
+  if (F == kLoadPlain) STREAM_LD("ld.global.v4.u32");
+  else if (F == kLoadNc) STREAM_LD("ld.global.nc.v4.u32");
+  else if (F == kLoadStreaming) STREAM_LD("ld.global.cs.v4.u32");
+  else if (F == kLoadNcNoAllocate) STREAM_LD("ld.global.nc.L1::no_allocate.v4.u32");
+  else if (F == kLoadL2Prefetch256) STREAM_LD("ld.global.L2::256B.v4.u32");
+  else if (F == kLoadNcL2Prefetch256) STREAM_LD("ld.global.nc.L2::256B.v4.u32");
+  else if (F == kLoadL2EvictFirst)
+    asm("ld.global.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p), "l"(pol));
+#undef STREAM_LD
+#endif
+  return v;
+}
+
+// kValidate: sum every word into a 64-bit total (order-free, exact), so the host can
+// prove each element was read exactly once. Timed kernels fold with XOR instead and
+// only ever store behind the key branch.
+template <int F, int U, bool kValidate>
+__device__ __forceinline__ void stream_read_body(const vec4u* __restrict__ p, size_t n, unsigned key,
+                                                 unsigned* sink, unsigned long long* total) {
+  const size_t threads = static_cast<size_t>(gridDim.x) * blockDim.x;
+  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint64_t pol = stream_policy<F>();
+  unsigned acc = 0;
+  unsigned long long acc64 = 0;
+  for (; i + (U - 1) * threads < n; i += U * threads) {
+    vec4u v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = load16<F>(p + i + u * threads, pol);  // all U in flight
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (kValidate) acc64 += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + v[u].w;
+      else acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+    }
+  }
+  for (; i < n; i += threads) {
+    vec4u v = load16<F>(p + i, pol);
+    if (kValidate) acc64 += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+    else acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (kValidate) atomicAdd(total, acc64);
+  else if (acc == key) sink[threadIdx.x] = acc;  // never-taken in practice; the loads must stay
+}
+
+typedef void (*StreamReadFn)(const vec4u*, size_t, unsigned, unsigned*);
+typedef void (*StreamCheckFn)(const vec4u*, size_t, unsigned, unsigned*, unsigned long long*);
+
+#define STREAM_KERNEL_PAIR(NAME, F, U)                                                                        \
+  extern "C" __global__ void stream_read_##NAME##_x##U(const vec4u* p, size_t n, unsigned key, unsigned* s) { \
+    stream_read_body<F, U, false>(p, n, key, s, nullptr);                                                     \
+  }                                                                                                           \
+  extern "C" __global__ void stream_check_##NAME##_x##U(const vec4u* p, size_t n, unsigned key, unsigned* s,  \
+                                                        unsigned long long* t) {                              \
+    stream_read_body<F, U, true>(p, n, key, s, t);                                                            \
+  }
+#define STREAM_KERNEL_FLAVOUR(NAME, F) \
+  STREAM_KERNEL_PAIR(NAME, F, 1) STREAM_KERNEL_PAIR(NAME, F, 2) STREAM_KERNEL_PAIR(NAME, F, 4) STREAM_KERNEL_PAIR(NAME, F, 8)
+
+STREAM_KERNEL_FLAVOUR(plain, kLoadPlain)
+#if defined(PORT_HIP)
+STREAM_KERNEL_FLAVOUR(nt, kLoadNontemporal)
+#else
+STREAM_KERNEL_FLAVOUR(nc, kLoadNc)
+STREAM_KERNEL_FLAVOUR(cs, kLoadStreaming)
+STREAM_KERNEL_FLAVOUR(nc_noalloc, kLoadNcNoAllocate)
+STREAM_KERNEL_FLAVOUR(l2_evict_first, kLoadL2EvictFirst)
+STREAM_KERNEL_FLAVOUR(l2_256b, kLoadL2Prefetch256)
+STREAM_KERNEL_FLAVOUR(nc_l2_256b, kLoadNcL2Prefetch256)
+#endif
+
+struct StreamKernel {
+  int flavour;
+  int unroll;  // loads in flight per thread per iteration
+  const char* symbol;
+  StreamReadFn read;
+  StreamCheckFn check;
+};
+
+#define STREAM_ENTRY(NAME, F, U) {F, U, "stream_read_" #NAME "_x" #U, stream_read_##NAME##_x##U, stream_check_##NAME##_x##U}
+#define STREAM_ENTRIES(NAME, F) STREAM_ENTRY(NAME, F, 1), STREAM_ENTRY(NAME, F, 2), STREAM_ENTRY(NAME, F, 4), STREAM_ENTRY(NAME, F, 8)
+
+inline const std::vector<StreamKernel>& stream_kernels() {
+  static const std::vector<StreamKernel> k = {
+      STREAM_ENTRIES(plain, kLoadPlain),
+#if defined(PORT_HIP)
+      STREAM_ENTRIES(nt, kLoadNontemporal),
+#else
+      STREAM_ENTRIES(nc, kLoadNc),
+      STREAM_ENTRIES(cs, kLoadStreaming),
+      STREAM_ENTRIES(nc_noalloc, kLoadNcNoAllocate),
+      STREAM_ENTRIES(l2_evict_first, kLoadL2EvictFirst),
+      STREAM_ENTRIES(l2_256b, kLoadL2Prefetch256),
+      STREAM_ENTRIES(nc_l2_256b, kLoadNcL2Prefetch256),
+#endif
+  };
+  return k;
+}
+
+inline const StreamKernel* find_stream_kernel(int flavour, int unroll) {
+  for (auto& k : stream_kernels())
+    if (k.flavour == flavour && k.unroll == unroll) return &k;
+  return nullptr;
+}
+
+inline std::vector<int> stream_flavours() {
+  std::vector<int> f;
+  for (auto& k : stream_kernels())
+    if (f.empty() || f.back() != k.flavour) f.push_back(k.flavour);
+  return f;
+}
