@@ -9,6 +9,8 @@
 //                                           0.5x to 16x the SM count and the original's 64..1024
 //   family "block size x loads in flight" : 256/512/1024 threads x U = 1/2/4/8 x 1, 2, 4 per SM,
 //                                           for plain loads and the best flavour of the first family
+//   family "layout"                       : each warp reading U*512 contiguous bytes per iteration
+//                                           instead of loads a grid apart (plain, nc; U = 4, 8)
 // Working set: 8 GiB (>= 32x the LLC read from the device). Every configuration is
 // validated (exact 64-bit sum of the words read, odd length so the tail runs) before
 // it is timed. Median of 5 batches of 20 reads after 10 warm-up reads.
@@ -65,9 +67,17 @@ int main(int argc, char** argv) {
   for (int f : flavours)
     for (int g : grids) family_a.push_back({find_stream_kernel(f, 4), g, 256});
   const size_t family_b_size = 2 * blocks.size() * unrolls.size() * per_sm.size();
+  std::vector<StreamConfig> family_c;
+  for (int f : {static_cast<int>(kLoadPlain), flavours.size() > 1 ? flavours[1] : flavours[0]})
+    for (int u : quick ? std::vector<int>{8} : std::vector<int>{4, 8})
+      for (int m : quick ? std::vector<int>{4} : std::vector<int>{2, 4})
+        for (int t : quick ? std::vector<int>{1024} : std::vector<int>{512, 1024})
+          family_c.push_back({find_stream_kernel(f, u, kWarpChunk), m * sms, t});
 
   if (ex.list()) {
-    std::printf("# 01-ceiling would run %zu + %zu configurations\n", family_a.size(), family_b_size);
+    std::printf("# 01-ceiling would run %zu + %zu + %zu configurations\n", family_a.size(), family_b_size,
+                family_c.size());
+    for (auto& c : family_c) std::printf("layout: %s\n", describe(c).c_str());
     for (auto& c : family_a) std::printf("grid x load flavour: %s\n", describe(c).c_str());
     for (int f : {0, 1})
       for (int t : blocks)
@@ -95,7 +105,7 @@ int main(int argc, char** argv) {
   ex.note("spec " + std::to_string(static_cast<int>(spec.gbps)) + " GB/s: " + spec.source + " (comparison only)");
 
   std::vector<Measured> all;
-  const int total = static_cast<int>(family_a.size() + family_b_size);
+  const int total = static_cast<int>(family_a.size() + family_b_size + family_c.size());
   int done = 0;
   auto run = [&](const StreamConfig& c, const std::string& family) {
     ex.progress(done++, total, "%s", describe(c).c_str());
@@ -109,6 +119,7 @@ int main(int argc, char** argv) {
         .add("threads", c.threads)
         .add("loads", load_flavour_name(c.kernel->flavour))
         .add("in_flight", c.kernel->unroll, -1, "in flight")
+        .add("layout", c.kernel->layout == kWarpChunk ? "warp-chunked" : "grid-stride")
         .add("median_ms", s.median, 3, "median ms")
         .add("gbps", g, 1, "GB/s")
         .add("sd_ms", s.sd, 3, "sd ms")
@@ -131,6 +142,7 @@ int main(int argc, char** argv) {
     for (int t : blocks)
       for (int u : unrolls)
         for (int m : per_sm) run({find_stream_kernel(f, u), m * sms, t}, "block size x loads in flight");
+  for (auto& c : family_c) run(c, "layout: warp-chunked against grid-stride");
 
   const Measured* best = &all[0];
   for (auto& m : all)
@@ -141,6 +153,7 @@ int main(int argc, char** argv) {
   cfg.set("blocks", best->cfg.blocks);
   cfg.set("threads", best->cfg.threads);
   cfg.set("in_flight", best->cfg.kernel->unroll);
+  cfg.set("layout", best->cfg.kernel->layout == kWarpChunk ? "warp-chunked" : "grid-stride");
   cfg.set("median_ms", best->ms.median);
   ex.summary().set("ceiling_gbps", best->gbps);
   ex.summary().set("spec_gbps", spec.gbps);

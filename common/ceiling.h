@@ -15,8 +15,8 @@ struct StreamConfig {
 
 inline std::string describe(const StreamConfig& c) {
   char b[160];
-  std::snprintf(b, sizeof b, "%s x%d, %d blocks x %d threads", load_flavour_name(c.kernel->flavour), c.kernel->unroll,
-                c.blocks, c.threads);
+  std::snprintf(b, sizeof b, "%s x%d%s, %d blocks x %d threads", load_flavour_name(c.kernel->flavour),
+                c.kernel->unroll, c.kernel->layout == kWarpChunk ? " warp-chunked" : "", c.blocks, c.threads);
   return b;
 }
 

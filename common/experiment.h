@@ -30,6 +30,7 @@ class Experiment {
     flags_.add_string("json", &json_path_, "write the machine-readable result to this path");
     flags_.add_int("device", &device_, 0, 1023, "GPU index");
     flags_.add_bool("list", &list_, "print the configurations it would run, then exit");
+    flags_.add_bool("print-results-dir", &print_dir_, "print results/<gpu> for this device, then exit");
     t0_ = std::chrono::steady_clock::now();
   }
 
@@ -44,7 +45,11 @@ class Experiment {
   Json& summary() { return summary_; }
   Json& provenance_json() { return prov_; }
   const std::string& id() const { return id_; }
-  std::string results_dir() const { return "results/" + gpu_slug(prop_.name); }
+  // results/<gpu>; SUITE_RESULTS_ROOT moves the root (make run QUICK=1 writes under build/).
+  std::string results_dir() const {
+    const char* root = std::getenv("SUITE_RESULTS_ROOT");
+    return std::string(root && *root ? root : "results") + "/" + gpu_slug(prop_.name);
+  }
 
   // Parses flags, finds the GPU, prints the provenance header. With --list and
   // no GPU it describes a nominal device (132 SMs, 60 MB L2) and says so.
@@ -62,7 +67,13 @@ class Experiment {
     }
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count == 0) {
+    if (e != cudaSuccess) count = 0;
+    if (device_ > 0 && device_ >= count) {
+      std::fprintf(stderr, "%s: --device %lld does not exist (%d device%s present)\n", id_.c_str(), device_, count,
+                   count == 1 ? "" : "s");
+      std::exit(kExitUsage);
+    }
+    if (count == 0) {
       (void)cudaGetLastError();
       if (list_) {
         nominal_device();
@@ -74,14 +85,13 @@ class Experiment {
                    e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
       std::exit(kExitNoGpu);
     }
-    if (device_ >= count) {
-      std::fprintf(stderr, "%s: --device %lld does not exist (%d device%s present)\n", id_.c_str(), device_, count,
-                   count == 1 ? "" : "s");
-      std::exit(kExitUsage);
-    }
     has_gpu_ = true;
     CHECK_CUDA(cudaSetDevice(static_cast<int>(device_)));
     CHECK_CUDA(cudaGetDeviceProperties(&prop_, static_cast<int>(device_)));
+    if (print_dir_) {
+      std::printf("%s\n", results_dir().c_str());
+      std::exit(kExitOk);
+    }
     if (prop_.warpSize != PORT_HOST_WARP_SIZE)
       FAIL("device warp size %d differs from the %d this build's kernels assume", prop_.warpSize, PORT_HOST_WARP_SIZE);
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
@@ -188,7 +198,7 @@ class Experiment {
 
   std::string id_;
   Flags flags_;
-  bool quick_ = false, list_ = false, has_gpu_ = false;
+  bool quick_ = false, list_ = false, has_gpu_ = false, print_dir_ = false;
   std::string json_path_;
   long long device_ = 0;
   std::string command_;

@@ -84,26 +84,40 @@ __device__ __forceinline__ vec4u load16(const vec4u* p, uint64_t pol) {
 // kValidate: sum every word into a 64-bit total (order-free, exact), so the host can
 // prove each element was read exactly once. Timed kernels fold with XOR instead and
 // only ever store behind the key branch.
-template <int F, int U, bool kValidate>
+// Layouts: kGridStride puts a thread's U loads a whole grid apart (the GPU sweeps memory
+// as one front); kWarpChunk gives each warp U*512 contiguous bytes per iteration (fewer
+// DRAM pages open at once per warp). Both read every element exactly once.
+enum StreamLayout { kGridStride = 0, kWarpChunk = 1 };
+
+template <int F, int U, bool kValidate, int L = kGridStride>
 __device__ __forceinline__ void stream_read_body(const vec4u* __restrict__ p, size_t n, unsigned key,
                                                  unsigned* sink, unsigned long long* total) {
   const size_t threads = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t gtid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const size_t lane = threadIdx.x % PORT_WARP_SIZE, warp = gtid / PORT_WARP_SIZE;
+  // Element of load u in iteration `it`: a step of `stride` vectors per iteration.
+  const size_t first = L == kGridStride ? gtid : warp * (U * PORT_WARP_SIZE) + lane;
+  const size_t ustep = L == kGridStride ? threads : PORT_WARP_SIZE;
+  const size_t stride = U * threads;
+  size_t i = first;
   const uint64_t pol = stream_policy<F>();
   unsigned acc = 0;
   unsigned long long acc64 = 0;
-  for (; i + (U - 1) * threads < n; i += U * threads) {
+  // Full iterations: every thread's last load of the iteration is in range.
+  const size_t full = n / stride;
+  for (size_t it = 0; it < full; ++it, i += stride) {
     vec4u v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = load16<F>(p + i + u * threads, pol);  // all U in flight
+    for (int u = 0; u < U; ++u) v[u] = load16<F>(p + i + u * ustep, pol);  // all U in flight
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (kValidate) acc64 += static_cast<unsigned long long>(v[u].x) + v[u].y + v[u].z + v[u].w;
       else acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
     }
   }
-  for (; i < n; i += threads) {
-    vec4u v = load16<F>(p + i, pol);
+  // Tail: the last n % stride elements, one load per thread per step.
+  for (size_t j = full * stride + gtid; j < n; j += threads) {
+    vec4u v = load16<F>(p + j, pol);
     if (kValidate) acc64 += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
     else acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
@@ -114,22 +128,29 @@ __device__ __forceinline__ void stream_read_body(const vec4u* __restrict__ p, si
 typedef void (*StreamReadFn)(const vec4u*, size_t, unsigned, unsigned*);
 typedef void (*StreamCheckFn)(const vec4u*, size_t, unsigned, unsigned*, unsigned long long*);
 
-#define STREAM_KERNEL_PAIR(NAME, F, U)                                                                        \
+#define STREAM_KERNEL_PAIR_L(NAME, F, U, L)                                                                   \
   extern "C" __global__ void stream_read_##NAME##_x##U(const vec4u* p, size_t n, unsigned key, unsigned* s) { \
-    stream_read_body<F, U, false>(p, n, key, s, nullptr);                                                     \
+    stream_read_body<F, U, false, L>(p, n, key, s, nullptr);                                                  \
   }                                                                                                           \
   extern "C" __global__ void stream_check_##NAME##_x##U(const vec4u* p, size_t n, unsigned key, unsigned* s,  \
                                                         unsigned long long* t) {                              \
-    stream_read_body<F, U, true>(p, n, key, s, t);                                                            \
+    stream_read_body<F, U, true, L>(p, n, key, s, t);                                                         \
   }
+#define STREAM_KERNEL_PAIR(NAME, F, U) STREAM_KERNEL_PAIR_L(NAME, F, U, kGridStride)
 #define STREAM_KERNEL_FLAVOUR(NAME, F) \
   STREAM_KERNEL_PAIR(NAME, F, 1) STREAM_KERNEL_PAIR(NAME, F, 2) STREAM_KERNEL_PAIR(NAME, F, 4) STREAM_KERNEL_PAIR(NAME, F, 8)
+// Warp-chunked layout, for plain and the read-only path, at the widest chunks.
+#define STREAM_KERNEL_CHUNKED(NAME, F) \
+  STREAM_KERNEL_PAIR_L(NAME##_chunk, F, 4, kWarpChunk) STREAM_KERNEL_PAIR_L(NAME##_chunk, F, 8, kWarpChunk)
 
 STREAM_KERNEL_FLAVOUR(plain, kLoadPlain)
+STREAM_KERNEL_CHUNKED(plain, kLoadPlain)
 #if defined(PORT_HIP)
 STREAM_KERNEL_FLAVOUR(nt, kLoadNontemporal)
+STREAM_KERNEL_CHUNKED(nt, kLoadNontemporal)
 #else
 STREAM_KERNEL_FLAVOUR(nc, kLoadNc)
+STREAM_KERNEL_CHUNKED(nc, kLoadNc)
 STREAM_KERNEL_FLAVOUR(cs, kLoadStreaming)
 STREAM_KERNEL_FLAVOUR(nc_noalloc, kLoadNcNoAllocate)
 STREAM_KERNEL_FLAVOUR(l2_evict_first, kLoadL2EvictFirst)
@@ -140,12 +161,15 @@ STREAM_KERNEL_FLAVOUR(nc_l2_256b, kLoadNcL2Prefetch256)
 struct StreamKernel {
   int flavour;
   int unroll;  // loads in flight per thread per iteration
+  int layout;  // StreamLayout
   const char* symbol;
   StreamReadFn read;
   StreamCheckFn check;
 };
 
-#define STREAM_ENTRY(NAME, F, U) {F, U, "stream_read_" #NAME "_x" #U, stream_read_##NAME##_x##U, stream_check_##NAME##_x##U}
+#define STREAM_ENTRY_L(NAME, F, U, L) {F, U, L, "stream_read_" #NAME "_x" #U, stream_read_##NAME##_x##U, stream_check_##NAME##_x##U}
+#define STREAM_ENTRY(NAME, F, U) STREAM_ENTRY_L(NAME, F, U, kGridStride)
+#define STREAM_CHUNKED(NAME, F) STREAM_ENTRY_L(NAME##_chunk, F, 4, kWarpChunk), STREAM_ENTRY_L(NAME##_chunk, F, 8, kWarpChunk)
 #define STREAM_ENTRIES(NAME, F) STREAM_ENTRY(NAME, F, 1), STREAM_ENTRY(NAME, F, 2), STREAM_ENTRY(NAME, F, 4), STREAM_ENTRY(NAME, F, 8)
 
 inline const std::vector<StreamKernel>& stream_kernels() {
@@ -161,19 +185,25 @@ inline const std::vector<StreamKernel>& stream_kernels() {
       STREAM_ENTRIES(l2_256b, kLoadL2Prefetch256),
       STREAM_ENTRIES(nc_l2_256b, kLoadNcL2Prefetch256),
 #endif
+      STREAM_CHUNKED(plain, kLoadPlain),
+#if defined(PORT_HIP)
+      STREAM_CHUNKED(nt, kLoadNontemporal),
+#else
+      STREAM_CHUNKED(nc, kLoadNc),
+#endif
   };
   return k;
 }
 
-inline const StreamKernel* find_stream_kernel(int flavour, int unroll) {
+inline const StreamKernel* find_stream_kernel(int flavour, int unroll, int layout = kGridStride) {
   for (auto& k : stream_kernels())
-    if (k.flavour == flavour && k.unroll == unroll) return &k;
+    if (k.flavour == flavour && k.unroll == unroll && k.layout == layout) return &k;
   return nullptr;
 }
 
 inline std::vector<int> stream_flavours() {
   std::vector<int> f;
   for (auto& k : stream_kernels())
-    if (f.empty() || f.back() != k.flavour) f.push_back(k.flavour);
+    if (k.layout == kGridStride && (f.empty() || f.back() != k.flavour)) f.push_back(k.flavour);
   return f;
 }

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make check (on a GPU): every experiment in --quick mode with its validation, then the
+# SASS rules (tests/asmcheck.py --target sass) where cuobjdump put SASS into name.s.
+# A missing GPU is reported as a skip, never as a pass.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+export SUITE_RESULTS_ROOT=build/results-quick
+mkdir -p build/check
+pass=0; fail=0; skip=0
+for e in "$@"; do
+  name=$(basename "$(dirname "$e")")
+  "$e" --quick --json "build/check/$name.json" > "build/check/$name.txt" 2> "build/check/$name.err"
+  rc=$?
+  case $rc in
+    0) echo "PASS $name --quick (validated)"; pass=$((pass + 1)) ;;
+    77) echo "SKIP $name: $(tail -1 build/check/$name.err)"; skip=$((skip + 1)) ;;
+    *) echo "FAIL $name --quick exited $rc:"; tail -20 "build/check/$name.err"; fail=$((fail + 1)) ;;
+  esac
+  rules="$(dirname "$e")/asm.rules"
+  if [ -f "$rules" ]; then
+    if grep -q "SASS for" "$e.s" 2>/dev/null; then
+      if python3 tests/asmcheck.py --target sass --rules "$rules" --asm "$e.s" --tag "$name sass" > "build/check/$name.sass.txt"; then
+        echo "PASS $name SASS rules ($(tail -1 build/check/$name.sass.txt | sed 's/.*: //'))"; pass=$((pass + 1))
+      else
+        echo "FAIL $name SASS rules:"; grep ^FAIL "build/check/$name.sass.txt"; fail=$((fail + 1))
+      fi
+    else
+      echo "SKIP $name SASS rules: no SASS in $e.s (cuobjdump not found)"; skip=$((skip + 1))
+    fi
+  fi
+done
+if [ -x scripts/planted_faults.sh ]; then bash scripts/planted_faults.sh gpu || fail=$((fail + 1)); fi
+echo "check: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# make run: every experiment on the local GPU, 01 first (its ceiling feeds the others),
+# writing results/<gpu>/NN-name.json and NN-name.txt (the printed tables).
+# QUICK=1: --quick everywhere, written under build/results-quick/<gpu>/ instead.
+set -u -o pipefail
+cd "$(dirname "$0")/.."
+exps=("$@")
+[ ${#exps[@]} -gt 0 ] || { echo "run_all: no experiments built" >&2; exit 2; }
+if [ -n "${QUICK:-}" ] && [ "${QUICK}" != 0 ]; then
+  export SUITE_RESULTS_ROOT=build/results-quick
+  quick=--quick
+else
+  export SUITE_RESULTS_ROOT=results
+  quick=
+fi
+dir=$("${exps[0]}" --print-results-dir)
+rc=$?
+if [ $rc -eq 77 ]; then echo "run_all: skipped: no GPU present" >&2; exit 77; fi
+[ $rc -eq 0 ] || exit $rc
+mkdir -p "$dir"
+start=$(date +%s)
+i=0
+failed=0
+for e in "${exps[@]}"; do
+  i=$((i + 1))
+  name=$(basename "$(dirname "$e")")
+  echo "== [$i/${#exps[@]}] $name ($(( $(date +%s) - start ))s elapsed)" >&2
+  "$e" $quick --json "$dir/$name.json" > "$dir/$name.txt"
+  rc=$?
+  cat "$dir/$name.txt"
+  if [ $rc -ne 0 ]; then
+    echo "run_all: $name exited $rc" >&2
+    failed=$((failed + 1))
+  fi
+done
+echo "== done in $(( $(date +%s) - start ))s: results in $dir ($failed failed)" >&2
+[ $failed -eq 0 ]

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""make test: everything that needs no GPU. Ends with the line 'N passed, N failed'.
+
+  1. host unit tests of the harness (g++), and the JSON they write parses
+  2. every experiment builds for sm_90 and sm_80 (nvcc) and its device code for gfx942
+     (ROCm, or Debian clang++-19 with libamdhip64-dev)
+  3. the assembly rules of each experiment (NN-name/asm.rules): PTX and ptxas resources
+     of the sm_90 build, AMDGCN of the gfx942 build
+  4. the binary contract without a GPU: no GPU -> 77 with one line, --help -> 0,
+     --list -> 0, bad flags -> 2 with a message
+  5. flag fuzzing: >= 1000 malformed invocations, each exit 2 with a message, none a crash
+     or a hang
+  6. planted faults that need no GPU (tests/planted_faults.py), when present
+"""
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+os.chdir(ROOT)
+EXPERIMENTS = ["01-ceiling/ceiling", "02-gemv/gemv", "03-dlops/dlops", "04-reduce/reduce", "05-sync/sync"]
+EXPS = [e for e in EXPERIMENTS if os.path.exists(e + ".cu")]
+JOBS = str(max(2, os.cpu_count() or 2))
+results = {"passed": 0, "failed": 0, "skipped": 0}
+
+
+def report(ok, name, detail=""):
+    key = "passed" if ok else "failed"
+    results[key] += 1
+    print(f"{'PASS' if ok else 'FAIL'} {name}" + (f": {detail}" if detail else ""), flush=True)
+    return ok
+
+
+def skip(name, why):
+    results["skipped"] += 1
+    print(f"SKIP {name}: {why}", flush=True)
+
+
+def sh(cmd, timeout=1800, **kw):
+    return subprocess.run(cmd, shell=isinstance(cmd, str), capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def tail(s, n=15):
+    return "\n".join(s.strip().splitlines()[-n:])
+
+
+def unit_tests():
+    r = sh(["g++", "-std=c++17", "-O1", "-Wall", "-Werror", "-o", "tests/unit_tests", "tests/unit_tests.cpp"])
+    if not report(r.returncode == 0, "unit tests compile", tail(r.stderr)):
+        return
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "u.json")
+        r = sh(["tests/unit_tests", path], timeout=60)
+        for line in r.stdout.splitlines():
+            m = re.match(r"(PASS|FAIL) (unit:\S+)", line)
+            if m:
+                report(m.group(1) == "PASS", m.group(2))
+            elif line.startswith("    "):
+                print(line)
+        try:
+            doc = json.load(open(path))
+            ok = doc["rows"][0]["name"] == 'q"uo\\te\n' and doc["rows"][0]["bad"] is None
+            report(ok, "unit:json_output_parses", "escaped string and NaN->null round-trip")
+        except Exception as e:  # noqa: BLE001
+            report(False, "unit:json_output_parses", str(e))
+
+
+def build(arch, prefix):
+    args = ["make", "-j", JOBS, f"ARCH={arch}"] + ([f"O={prefix}"] if prefix else []) + ["all"]
+    r = sh(args, timeout=3000)
+    ok = r.returncode == 0
+    report(ok, f"build {arch}", "" if ok else tail(r.stdout + r.stderr, 30))
+    return ok
+
+
+def asm_checks(target, prefix, exps):
+    for e in exps:
+        rules = os.path.join(os.path.dirname(e), "asm.rules")
+        asm = prefix + e + ".s"
+        if not os.path.exists(rules):
+            report(False, f"asm {target} {e}", "no asm.rules next to the experiment")
+            continue
+        if not os.path.exists(asm):
+            report(False, f"asm {target} {e}", f"{asm} was not built")
+            continue
+        cmd = [sys.executable, "tests/asmcheck.py", "--target", target, "--rules", rules, "--asm", asm, "--tag", e]
+        res = prefix + e + ".resources"
+        if target == "ptx" and os.path.exists(res):
+            cmd += ["--res", res]
+        r = sh(cmd, timeout=300)
+        fails = [ln for ln in r.stdout.splitlines() if ln.startswith("FAIL")]
+        summary = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr.strip()
+        report(r.returncode == 0, f"asm {target} {e}", summary.split(": ", 1)[-1] + ("\n  " + "\n  ".join(fails[:20]) if fails else ""))
+
+
+def gpu_present():
+    return shutil.which("nvidia-smi") is not None and sh("nvidia-smi -L", timeout=30).returncode == 0
+
+
+def contract(exps):
+    for e in exps:
+        if not os.path.exists(e):
+            report(False, f"contract {e}", "binary not built")
+            continue
+        if gpu_present():
+            skip(f"contract {e}: no GPU -> 77", "a GPU is present here")
+        else:
+            r = sh([e], timeout=60)
+            lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+            report(r.returncode == 77 and len(lines) == 1 and "skipped" in lines[0],
+                   f"contract {e}: no GPU -> exit 77, one line", f"exit {r.returncode}: {r.stderr.strip()[:200]}")
+        r = sh([e, "--help"], timeout=60)
+        report(r.returncode == 0 and "--quick" in r.stdout and "--json" in r.stdout, f"contract {e}: --help -> 0")
+        r = sh([e, "--list"], timeout=60)
+        report(r.returncode == 0 and len(r.stdout.splitlines()) > 1, f"contract {e}: --list -> 0", f"exit {r.returncode}")
+        for bad in (["--bogus"], ["--device", "x"], ["--device", "-1"], ["--json"], ["stray"], ["--quick=yes"]):
+            r = sh([e] + bad, timeout=60)
+            report(r.returncode == 2 and r.stderr.strip() != "", f"contract {e} {' '.join(bad)} -> 2",
+                   f"exit {r.returncode}: {r.stderr.strip()[:160]}")
+
+
+def fuzz(exps, total=1000, seed=None):
+    """Random malformed command lines: each must end with exit 2 and a message."""
+    seed = seed if seed is not None else random.randrange(1 << 30)
+    rng = random.Random(seed)
+    # Integer flags: every junk value below is malformed or out of range for them.
+    numeric = ["--device", "--bytes"]
+    junk_values = ["", "-1", "-99999999999999999999", "1e999", "nan", "0x10", "abc", "12abc", "9" * 40,
+                   "1G1", "--", "-", " ", "\t", "%s%n", "\u00e9", "4096x", "x4096", "5000000000000G"]
+    binaries = [e for e in exps if os.path.exists(e)]
+    if not binaries:
+        report(False, "fuzz flags", "no binaries")
+        return
+    crashes, wrong, hangs, n = 0, 0, 0, 0
+    examples = []
+    for i in range(total):
+        b = binaries[i % len(binaries)]
+        args = []
+        for _ in range(rng.randint(0, 3)):  # some possibly valid flags first
+            args.append(rng.choice(["--quick", "--list"]))
+        kind = rng.randrange(6)
+        if kind == 0:
+            args.append("--" + "".join(rng.choice("abcdefghijklmnopqrstuvwxyz-_=") for _ in range(rng.randint(1, 12))))
+        elif kind == 1:
+            args += ["--device", rng.choice(junk_values + ["1024", "5000", "7", "63"])]
+        elif kind == 2:
+            args.append(rng.choice(numeric) + "=" + rng.choice(junk_values))
+        elif kind == 3:
+            args.append(rng.choice(junk_values[1:]) or "x")
+        elif kind == 4:
+            args += ["--json"]  # missing value at the end
+        else:
+            f = rng.choice(["--quick", "--list"])
+            args += [f, f]  # repeated
+        args = [a for a in args if a is not None]
+        if kind == 1 and args[-1] in ("7", "63", "5000", "1024") and gpu_present():
+            continue  # a device index that may exist on a GPU machine
+        n += 1
+        try:
+            r = subprocess.run([b] + args, capture_output=True, text=True, timeout=20)
+        except subprocess.TimeoutExpired:
+            hangs += 1
+            examples.append(f"hang: {b} {args}")
+            continue
+        if r.returncode < 0 or r.returncode > 128:
+            crashes += 1
+            examples.append(f"crash {r.returncode}: {b} {args}")
+        elif r.returncode != 2 or not r.stderr.strip():
+            wrong += 1
+            examples.append(f"exit {r.returncode}: {b} {args!r}: {r.stderr.strip()[:100]}")
+    ok = crashes == 0 and wrong == 0 and hangs == 0 and n >= total * 0.9
+    os.makedirs("build", exist_ok=True)
+    json.dump({"fuzz_invocations": n, "fuzz_crashes": crashes + hangs, "fuzz_wrong_exit": wrong, "seed": seed},
+              open("build/fuzz.json", "w"), indent=2)
+    report(ok, f"fuzz flags: {n} malformed invocations (seed {seed})",
+           f"{crashes} crashes, {hangs} hangs, {wrong} other exits" + ("\n  " + "\n  ".join(examples[:10]) if examples else ""))
+
+
+def main():
+    print(f"make test: experiments present: {' '.join(EXPS)}", flush=True)
+    unit_tests()
+    sm90 = build("sm_90", "")
+    sm80 = build("sm_80", "build/sm_80/")
+    have_gfx = shutil.which("clang++-19") or os.path.exists("/opt/rocm/bin/hipcc")
+    gfx = build("gfx942", "build/gfx942/") if have_gfx else report(False, "build gfx942", "neither ROCm nor clang++-19 found (.ci/run installs clang-19 and libamdhip64-dev)")
+    if sm90:
+        asm_checks("ptx", "", EXPS)
+    if gfx:
+        asm_checks("gfx942", "build/gfx942/", EXPS)
+    if sm90:
+        contract(EXPS)
+        fuzz(EXPS)
+    if os.path.exists("tests/planted_faults.py"):
+        r = subprocess.run([sys.executable, "tests/planted_faults.py", "ci"], capture_output=True, text=True, timeout=3000)
+        for line in r.stdout.splitlines():
+            m = re.match(r"(PASS|FAIL) (.*)", line)
+            if m:
+                report(m.group(1) == "PASS", m.group(2))
+        if r.returncode not in (0, 1):
+            report(False, "planted faults runner", tail(r.stderr))
+    line = f"{results['passed']} passed, {results['failed']} failed"
+    if results["skipped"]:
+        line += f", {results['skipped']} skipped"
+    print(line)
+    return 1 if results["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
