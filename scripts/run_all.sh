@@ -33,5 +33,6 @@ for e in "${exps[@]}"; do
     failed=$((failed + 1))
   fi
 done
+python3 scripts/report.py "$dir" || failed=$((failed + 1))
 echo "== done in $(( $(date +%s) - start ))s: results in $dir ($failed failed)" >&2
 [ $failed -eq 0 ]

@@ -195,6 +195,13 @@ def main():
     if sm90:
         contract(EXPS)
         fuzz(EXPS)
+    r = sh([sys.executable, "tests/test_budget.py"], timeout=120)
+    for line in r.stdout.splitlines():
+        m = re.match(r"(PASS|FAIL) (budget:\S+)", line)
+        if m:
+            report(m.group(1) == "PASS", m.group(2))
+    if r.returncode not in (0, 1):
+        report(False, "budget tests ran", tail(r.stderr))
     if os.path.exists("tests/planted_faults.py"):
         r = subprocess.run([sys.executable, "tests/planted_faults.py", "ci"], capture_output=True, text=True, timeout=3000)
         for line in r.stdout.splitlines():
