@@ -6,6 +6,8 @@
 #   make run [QUICK=1]        build, run every experiment on the local GPU, write results/<gpu>/
 #   make test                 host tests, builds for sm_90 + sm_80 + gfx942, assembly checks (no GPU)
 #   make check                on a GPU: every experiment in --quick mode, validation and SASS checks
+#   make sanitize             on a GPU: every experiment --quick under compute-sanitizer (4 tools)
+#   make compare A=results/h200 B=results/<other>   two devices' headline figures, with ratios
 #   make clean
 #
 #   ARCH=sm_90 (default when nvcc is found) | sm_90a | sm_80 | sm_100 | gfx942 [ROCM=/opt/rocm]
@@ -87,7 +89,7 @@ else
   $(error ARCH=$(ARCH) is not one of sm_80, sm_90, sm_90a, sm_100, gfx942)
 endif
 
-.PHONY: all run test check clean asm sanitize
+.PHONY: all run test check clean asm sanitize compare
 .DEFAULT_GOAL := all
 all: $(ALL)
 	@$(if $(BINS),,echo "ARCH=$(ARCH): no ROCm found, built assembly only: $(ASMS)")
@@ -105,6 +107,15 @@ test:
 # On a GPU: every experiment --quick with validation, then the SASS checks.
 check: $(BINS) $(ASMS)
 	ARCH=$(ARCH) bash scripts/check.sh $(EXPS)
+
+# Two devices' headline figures side by side: make compare A=results/h200 B=results/<other>
+compare:
+	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=results/h200 B=results/<other>"; exit 2; }
+	$(PYTHON) scripts/compare.py $(A) $(B)
+
+# On a GPU: every experiment --quick under compute-sanitizer's four tools; zero errors.
+sanitize: $(BINS)
+	bash scripts/sanitize.sh $(EXPS)
 
 clean:
 	rm -rf build $(foreach e,$(EXPERIMENTS),$(e) $(e).s $(e).ptx $(e).resources) tests/unit_tests
