@@ -11,6 +11,8 @@
 //                                           for plain loads and the best flavour of the first family
 //   family "layout"                       : each warp reading U*512 contiguous bytes per iteration
 //                                           instead of loads a grid apart (plain, nc; U = 4, 8)
+//   family "bulk copy"                    : sm_90 only: the copy engine (cp.async.bulk) fills a
+//                                           4 x 16 KB shared-memory ring per block; 1, 2 blocks per SM
 // Working set: 8 GiB (>= 32x the LLC read from the device). Every configuration is
 // validated (exact 64-bit sum of the words read, odd length so the tail runs) before
 // it is timed. Median of 5 batches of 20 reads after 10 warm-up reads.
@@ -42,6 +44,8 @@ int main(int argc, char** argv) {
   long long bytes_flag = 0;
   ex.flags().add_size("bytes", &bytes_flag, 1 << 20, 1LL << 40,
                       "working-set bytes (default 8G; 2G with --quick); must be >= 32x the LLC");
+  std::string only;
+  ex.flags().add_string("family", &only, "run only the families whose title contains this text (e.g. bulk)");
   ex.start(argc, argv);
 
   const int sms = ex.sm_count();
@@ -73,11 +77,24 @@ int main(int argc, char** argv) {
       for (int m : quick ? std::vector<int>{4} : std::vector<int>{2, 4})
         for (int t : quick ? std::vector<int>{1024} : std::vector<int>{512, 1024})
           family_c.push_back({find_stream_kernel(f, u, kWarpChunk), m * sms, t});
+  std::vector<StreamConfig> family_d;
+#if !defined(PORT_HIP)
+  const StreamKernel* bulk = nullptr;
+  for (auto& k : stream_kernels())
+    if (k.flavour == kLoadBulkCopy) bulk = &k;
+  if (bulk && ex.prop().major >= 9) {
+    for (int m : quick ? std::vector<int>{2} : std::vector<int>{1, 2})
+      for (int t : quick ? std::vector<int>{512} : std::vector<int>{256, 512, 1024}) family_d.push_back({bulk, m * sms, t});
+  } else {
+    ex.note("bulk copy (TMA) family skipped: it needs sm_90 or newer");
+  }
+#endif
 
   if (ex.list()) {
-    std::printf("# 01-ceiling would run %zu + %zu + %zu configurations\n", family_a.size(), family_b_size,
-                family_c.size());
+    std::printf("# 01-ceiling would run %zu + %zu + %zu + %zu configurations\n", family_a.size(), family_b_size,
+                family_c.size(), family_d.size());
     for (auto& c : family_c) std::printf("layout: %s\n", describe(c).c_str());
+    for (auto& c : family_d) std::printf("bulk copy: %s\n", describe(c).c_str());
     for (auto& c : family_a) std::printf("grid x load flavour: %s\n", describe(c).c_str());
     for (int f : {0, 1})
       for (int t : blocks)
@@ -105,9 +122,10 @@ int main(int argc, char** argv) {
   ex.note("spec " + std::to_string(static_cast<int>(spec.gbps)) + " GB/s: " + spec.source + " (comparison only)");
 
   std::vector<Measured> all;
-  const int total = static_cast<int>(family_a.size() + family_b_size + family_c.size());
+  const int total = static_cast<int>(family_a.size() + family_b_size + family_c.size() + family_d.size());
   int done = 0;
   auto run = [&](const StreamConfig& c, const std::string& family) {
+    if (!only.empty() && family.find(only) == std::string::npos) return;
     ex.progress(done++, total, "%s", describe(c).c_str());
     if (!buf.validate(c, ex.stream())) std::exit(kExitFailure);
     Summary s = summarize(buf.time(c, plan, ex.stream()));
@@ -143,7 +161,12 @@ int main(int argc, char** argv) {
       for (int u : unrolls)
         for (int m : per_sm) run({find_stream_kernel(f, u), m * sms, t}, "block size x loads in flight");
   for (auto& c : family_c) run(c, "layout: warp-chunked against grid-stride");
+  for (auto& c : family_d) run(c, "bulk copy (TMA) into a shared-memory ring");
 
+  if (all.empty()) {
+    std::fprintf(stderr, "01-ceiling: --family '%s' matches no family\n", only.c_str());
+    return kExitUsage;
+  }
   const Measured* best = &all[0];
   for (auto& m : all)
     if (m.gbps > best->gbps) best = &m;

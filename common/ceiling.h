@@ -15,6 +15,11 @@ struct StreamConfig {
 
 inline std::string describe(const StreamConfig& c) {
   char b[160];
+  if (c.kernel->flavour == kLoadBulkCopy) {
+    std::snprintf(b, sizeof b, "bulk copy (TMA) %d x 16 KB stages, %d blocks x %d threads", c.kernel->unroll, c.blocks,
+                  c.threads);
+    return b;
+  }
   std::snprintf(b, sizeof b, "%s x%d%s, %d blocks x %d threads", load_flavour_name(c.kernel->flavour),
                 c.kernel->unroll, c.kernel->layout == kWarpChunk ? " warp-chunked" : "", c.blocks, c.threads);
   return b;
@@ -43,7 +48,8 @@ class StreamBuffer {
   // Every element of the prefix read exactly once: the device's sum equals the host's.
   bool validate(const StreamConfig& c, cudaStream_t s) {
     CHECK_CUDA(cudaMemsetAsync(total_, 0, sizeof(unsigned long long), s));
-    c.kernel->check<<<c.blocks, c.threads, 0, s>>>(data_, n_check_, 0u, sink_, total_);
+    prepare(c);
+    c.kernel->check<<<c.blocks, c.threads, c.kernel->smem_bytes, s>>>(data_, n_check_, 0u, sink_, total_);
     CHECK_LAUNCH();
     unsigned long long got = 0;
     CHECK_CUDA(cudaMemcpyAsync(&got, total_, sizeof got, cudaMemcpyDeviceToHost, s));
@@ -59,10 +65,21 @@ class StreamBuffer {
   // ms per full read, one entry per timed batch.
   std::vector<double> time(const StreamConfig& c, const TimingPlan& plan, cudaStream_t s) {
     const unsigned key = 0x9e3779b9u;  // runtime value; the branch it guards is practically never taken
-    return time_launches([&](int) { c.kernel->read<<<c.blocks, c.threads, 0, s>>>(data_, n_, key, sink_); }, plan, s);
+    prepare(c);
+    return time_launches(
+        [&](int) { c.kernel->read<<<c.blocks, c.threads, c.kernel->smem_bytes, s>>>(data_, n_, key, sink_); }, plan, s);
   }
 
  private:
+  // Kernels with a shared-memory ring above the default 48 KB must say so first.
+  static void prepare(const StreamConfig& c) {
+    if (c.kernel->smem_bytes > 48 * 1024) {
+      CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(c.kernel->read),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, c.kernel->smem_bytes));
+      CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(c.kernel->check),
+                                      cudaFuncAttributeMaxDynamicSharedMemorySize, c.kernel->smem_bytes));
+    }
+  }
   size_t n_, n_check_ = 0;
   uint64_t seed_;
   vec4u* data_ = nullptr;

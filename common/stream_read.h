@@ -32,6 +32,7 @@ enum LoadFlavour {
   kLoadL2Prefetch256,   // ld.global.L2::256B: prefetch a 256-byte sector group into L2
   kLoadNcL2Prefetch256, // ld.global.nc.L2::256B
   kLoadNontemporal,     // gfx942: global_load_dwordx4 ... nt
+  kLoadBulkCopy,        // sm_90: cp.async.bulk (the TMA engine) into a shared-memory ring
 };
 
 inline const char* load_flavour_name(int f) {
@@ -44,6 +45,7 @@ inline const char* load_flavour_name(int f) {
     case kLoadL2Prefetch256: return "L2::256B";
     case kLoadNcL2Prefetch256: return "nc.L2::256B";
     case kLoadNontemporal: return "non-temporal";
+    case kLoadBulkCopy: return "bulk copy (TMA)";
   }
   return "?";
 }
@@ -125,6 +127,78 @@ __device__ __forceinline__ void stream_read_body(const vec4u* __restrict__ p, si
   else if (acc == key) sink[threadIdx.x] = acc;  // never-taken in practice; the loads must stay
 }
 
+
+// Bulk-copy variant (sm_90): one thread per block asks the copy engine for 16 KB chunks
+// (cp.async.bulk, completing on an mbarrier) into a ring of kBulkStages shared-memory
+// stages; the whole block folds each chunk once it lands, then the stage is refilled.
+// Bytes in flight per block: kBulkStages x 16 KB, without one load instruction per 16 B.
+constexpr int kBulkStages = 4;
+constexpr int kBulkChunkVec = 1024;  // 16 KB
+constexpr int kBulkSmemBytes = kBulkStages * kBulkChunkVec * 16;
+
+template <bool kValidate>
+__device__ __forceinline__ void stream_bulk_body(const vec4u* __restrict__ p, size_t n, unsigned key, unsigned* sink,
+                                                 unsigned long long* total) {
+#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) vec4u ring[];
+  __shared__ __align__(8) unsigned long long bar[kBulkStages];
+  const size_t nchunks = (n + kBulkChunkVec - 1) / kBulkChunkVec;
+  auto bar_addr = [&](int s) { return static_cast<unsigned>(__cvta_generic_to_shared(&bar[s])); };
+  auto issue = [&](size_t c, int s) {
+    const size_t vecs = (c + 1) * kBulkChunkVec <= n ? kBulkChunkVec : n - c * kBulkChunkVec;
+    const unsigned bytes = static_cast<unsigned>(vecs * 16);
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(ring + s * kBulkChunkVec));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_addr(s)), "r"(bytes) : "memory");
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(dst), "l"(p + c * kBulkChunkVec), "r"(bytes), "r"(bar_addr(s)) : "memory");
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kBulkStages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_addr(s)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (int s = 0; s < kBulkStages; ++s) {
+      size_t c = blockIdx.x + static_cast<size_t>(s) * gridDim.x;
+      if (c < nchunks) issue(c, s);
+    }
+  unsigned acc = 0;
+  unsigned long long acc64 = 0;
+  const unsigned long long t0 = port_const_clock();
+  for (size_t j = 0;; ++j) {
+    const size_t c = blockIdx.x + j * gridDim.x;
+    if (c >= nchunks) break;
+    const int s = static_cast<int>(j % kBulkStages);
+    const unsigned parity = static_cast<unsigned>((j / kBulkStages) & 1);
+    // Wait for the chunk, with a timeout: a lost completion traps instead of hanging the GPU.
+    for (unsigned spin = 0;; ++spin) {
+      unsigned done;
+      asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
+                   : "=r"(done) : "r"(bar_addr(s)), "r"(parity) : "memory");
+      if (done) break;
+      if ((spin & 1023) == 1023 && port_const_clock() - t0 > 10000000000ull) __trap();
+    }
+    const size_t vecs = (c + 1) * kBulkChunkVec <= n ? kBulkChunkVec : n - c * kBulkChunkVec;
+    for (size_t i = threadIdx.x; i < vecs; i += blockDim.x) {
+      vec4u v = ring[s * kBulkChunkVec + i];
+      if (kValidate) acc64 += static_cast<unsigned long long>(v.x) + v.y + v.z + v.w;
+      else acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    __syncthreads();  // every thread is done with stage s before the engine refills it
+    if (threadIdx.x == 0) {
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      const size_t cn = c + static_cast<size_t>(kBulkStages) * gridDim.x;
+      if (cn < nchunks) issue(cn, s);
+    }
+  }
+  if (kValidate) atomicAdd(total, acc64);
+  else if (acc == key) sink[threadIdx.x] = acc;
+#else
+  (void)p; (void)n; (void)key; (void)sink; (void)total;
+  __builtin_trap();  // compiled out: needs sm_90 (the host never selects it on older devices)
+#endif
+}
+
 typedef void (*StreamReadFn)(const vec4u*, size_t, unsigned, unsigned*);
 typedef void (*StreamCheckFn)(const vec4u*, size_t, unsigned, unsigned*, unsigned long long*);
 
@@ -156,18 +230,25 @@ STREAM_KERNEL_FLAVOUR(nc_noalloc, kLoadNcNoAllocate)
 STREAM_KERNEL_FLAVOUR(l2_evict_first, kLoadL2EvictFirst)
 STREAM_KERNEL_FLAVOUR(l2_256b, kLoadL2Prefetch256)
 STREAM_KERNEL_FLAVOUR(nc_l2_256b, kLoadNcL2Prefetch256)
+extern "C" __global__ void stream_read_bulk(const vec4u* p, size_t n, unsigned key, unsigned* s) {
+  stream_bulk_body<false>(p, n, key, s, nullptr);
+}
+extern "C" __global__ void stream_check_bulk(const vec4u* p, size_t n, unsigned key, unsigned* s, unsigned long long* t) {
+  stream_bulk_body<true>(p, n, key, s, t);
+}
 #endif
 
 struct StreamKernel {
   int flavour;
   int unroll;  // loads in flight per thread per iteration
   int layout;  // StreamLayout
+  int smem_bytes;  // dynamic shared memory per block (the bulk-copy ring)
   const char* symbol;
   StreamReadFn read;
   StreamCheckFn check;
 };
 
-#define STREAM_ENTRY_L(NAME, F, U, L) {F, U, L, "stream_read_" #NAME "_x" #U, stream_read_##NAME##_x##U, stream_check_##NAME##_x##U}
+#define STREAM_ENTRY_L(NAME, F, U, L) {F, U, L, 0, "stream_read_" #NAME "_x" #U, stream_read_##NAME##_x##U, stream_check_##NAME##_x##U}
 #define STREAM_ENTRY(NAME, F, U) STREAM_ENTRY_L(NAME, F, U, kGridStride)
 #define STREAM_CHUNKED(NAME, F) STREAM_ENTRY_L(NAME##_chunk, F, 4, kWarpChunk), STREAM_ENTRY_L(NAME##_chunk, F, 8, kWarpChunk)
 #define STREAM_ENTRIES(NAME, F) STREAM_ENTRY(NAME, F, 1), STREAM_ENTRY(NAME, F, 2), STREAM_ENTRY(NAME, F, 4), STREAM_ENTRY(NAME, F, 8)
@@ -190,6 +271,7 @@ inline const std::vector<StreamKernel>& stream_kernels() {
       STREAM_CHUNKED(nt, kLoadNontemporal),
 #else
       STREAM_CHUNKED(nc, kLoadNc),
+      {kLoadBulkCopy, kBulkStages, kGridStride, kBulkSmemBytes, "stream_read_bulk", stream_read_bulk, stream_check_bulk},
 #endif
   };
   return k;
@@ -204,6 +286,7 @@ inline const StreamKernel* find_stream_kernel(int flavour, int unroll, int layou
 inline std::vector<int> stream_flavours() {
   std::vector<int> f;
   for (auto& k : stream_kernels())
-    if (k.layout == kGridStride && (f.empty() || f.back() != k.flavour)) f.push_back(k.flavour);
+    if (k.layout == kGridStride && k.flavour != kLoadBulkCopy && (f.empty() || f.back() != k.flavour))
+      f.push_back(k.flavour);
   return f;
 }
