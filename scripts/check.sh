@@ -29,6 +29,6 @@ for e in "$@"; do
     fi
   fi
 done
-if [ -x scripts/planted_faults.sh ]; then bash scripts/planted_faults.sh gpu || fail=$((fail + 1)); fi
+if python3 tests/planted_faults.py gpu; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 echo "check: $pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]
