@@ -195,7 +195,12 @@ __device__ __forceinline__ void stream_bulk_body(const vec4u* __restrict__ p, si
   else if (acc == key) sink[threadIdx.x] = acc;
 #else
   (void)p; (void)n; (void)key; (void)sink; (void)total;
-  __builtin_trap();  // compiled out: needs sm_90 (the host never selects it on older devices)
+  // Compiled out: needs sm_90 (the host never selects it on older devices).
+#if defined(PORT_HIP)
+  __builtin_trap();
+#else
+  __trap();
+#endif
 #endif
 }
 
