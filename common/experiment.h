@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -35,6 +36,9 @@ class Experiment {
   }
 
   Flags& flags() { return flags_; }
+  // A check of the experiment's own flag values, run right after parsing and before the GPU
+  // is looked for, so bad input exits 2 on any machine. Returns "" or the message.
+  void validate_flags(std::function<std::string()> check) { checks_.push_back(std::move(check)); }
   bool quick() const { return quick_; }
   bool list() const { return list_; }
   bool has_gpu() const { return has_gpu_; }
@@ -64,6 +68,13 @@ class Experiment {
         std::fprintf(stderr, "%s: %s (see --help)\n", id_.c_str(), err.c_str());
         std::exit(kExitUsage);
       default: break;
+    }
+    for (auto& check : checks_) {
+      std::string why = check();
+      if (!why.empty()) {
+        std::fprintf(stderr, "%s: %s (see --help)\n", id_.c_str(), why.c_str());
+        std::exit(kExitUsage);
+      }
     }
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
@@ -209,5 +220,6 @@ class Experiment {
   Json rows_ = Json::array();
   std::vector<std::string> order_, notes_;
   std::map<std::string, Table> tables_;
+  std::vector<std::function<std::string()>> checks_;
   std::chrono::steady_clock::time_point t0_;
 };
