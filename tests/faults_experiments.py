@@ -31,3 +31,30 @@ def register(fault):
             "return blockIdx.x == a.nblocks - 1 && g >= 2;  // PLANTED FAULT")],
           ("run", ["--quick", "--only", "monotonic_acqrel", "--skip-boundaries", "--timeout-ms", "500"], 1,
            r"timed out"))
+    # 2. The cross-lane primitive not emitted: the warp sum's shuffles (sm_90) / DPP moves (gfx942)
+    #    replaced by a cross-lane exchange through LDS-backed ds_bpermute or by nothing at all.
+    fault("2-no-shfl-sm90", "the GEMV reduction without SHFL (sm_90 PTX rule)", "ci", "02-gemv/gemv",
+          [(r"v \+= __shfl_xor_sync\(PORT_FULL_MASK, v, o\);", "v += 0.0f * o;  // PLANTED FAULT")],
+          ("asm", "ptx", r"shfl\\\.sync\\\.bfly"))
+    fault("2-no-dpp-gfx942", "the GEMV reduction without DPP (gfx942 rule)", "ci", "02-gemv/gemv",
+          [(r"__builtin_amdgcn_update_dpp\(0, s, CTRL, ROWS, BANKS, BOUND\)", "__shfl_xor(s, 1)")],
+          ("asm", "gfx942", r"row_shr|row_bcast|ds_swizzle\|ds_bpermute"))
+    # 4. The dot product lowered to ordinary instructions: gfx942's v_dot2 replaced by conversions
+    #    and multiply-adds; sm_90's FFMA replaced by separate (uncontracted) multiplies and adds.
+    fault("4-dot2-lowered-gfx942", "v_dot2 lowered to ordinary instructions (gfx942 rule)", "ci", "02-gemv/gemv",
+          [(r"return __builtin_amdgcn_fdot2\(__builtin_bit_cast\(gemv_half2_t, w\), __builtin_bit_cast\(gemv_half2_t, xv\), acc, false\);",
+            "gemv_half2_t a = __builtin_bit_cast(gemv_half2_t, w), b = __builtin_bit_cast(gemv_half2_t, xv);\n"
+            "  return acc + (float)a.x * (float)b.x + (float)a.y * (float)b.y;  // PLANTED FAULT")],
+          ("asm", "gfx942", r"v_dot2"))
+    fault("4-ffma-replaced-sm90", "FFMA replaced by separate multiplies and adds (sm_90 PTX rule)", "ci",
+          "02-gemv/gemv",
+          [(r"return fmaf\(wf\.y, xf\.y, fmaf\(wf\.x, xf\.x, acc\)\);",
+            "return __fadd_rn(__fadd_rn(acc, __fmul_rn(wf.x, xf.x)), __fmul_rn(wf.y, xf.y));  // PLANTED FAULT")],
+          ("asm", "ptx", r"fma\\\.rn\\\.f32"))
+    # 5. A GEMV that never writes its last row: the NaN poison makes validation fail (exit 1).
+    fault("5-gemv-last-row-unwritten", "a GEMV that never writes its last row (NaN poison, exit 1)", "gpu",
+          "02-gemv/gemv",
+          [(r"for \(int i = lane; i < n2; i \+= PORT_WARP_SIZE\) acc = dot2\(w\[i\], xw\[i\], acc\);\n    acc = warp_sum\(acc\);\n    if \(lane == 0\) y\[row\]",
+            "for (int i = lane; i < n2; i += PORT_WARP_SIZE) acc = dot2(w[i], xw[i], acc);\n    acc = warp_sum(acc);\n"
+            "    if (lane == 0 && row != N - 1) y[row]")],
+          ("run", ["--quick"], 1, r"not written or not finite"))
