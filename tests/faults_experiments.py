@@ -58,3 +58,13 @@ def register(fault):
             "for (int i = lane; i < n2; i += PORT_WARP_SIZE) acc = dot2(w[i], xw[i], acc);\n    acc = warp_sum(acc);\n"
             "    if (lane == 0 && row != N - 1) y[row]")],
           ("run", ["--quick"], 1, r"not written or not finite"))
+    # 1. The reduction hoisted out of the timing loop: computed once from a loop-invariant input
+    #    before the loop (what a compiler does to reduce(p) when the chain's dependence is lost;
+    #    nvcc itself keeps convergent shuffles in place, so the fault plants the hoist), and the
+    #    loop times nothing. The rule that the loop body holds the shuffles must fail.
+    fault("1-reduction-hoisted", "the reduction hoisted out of the loop (sm_90 PTX rule)", "ci", "04-reduce/reduce",
+          [(r"#pragma unroll 1\n  for \(int i = 0; i < iters; \+\+i\) \{\n#pragma unroll\n    for \(int u = 0; u < kUnroll; \+\+u\) x = M::op\(x\) \* scale \+ p;",
+            "const float hoisted = M::op(p) * scale;  // PLANTED FAULT: computed once, outside the loop\n"
+            "#pragma unroll 1\n  for (int i = 0; i < iters; ++i) {\n#pragma unroll\n"
+            "    for (int u = 0; u < kUnroll; ++u) x = hoisted + x * 0.5f;")],
+          ("asm", "ptx", r"reduce_butterfly: loop count>=20"))
