@@ -1,0 +1,1369 @@
+// 02-gemv: batch-1 FP16 GEMV y = W x, from the original three versions to the bandwidth ceiling,
+// next to the vendor library.
+//
+//   make 02-gemv/gemv && 02-gemv/gemv [--quick] [--json PATH] [--shape NxK] [--launches N]
+//   make 02-gemv/gemv.s          PTX (+ SASS where cuobjdump exists) of every kernel
+//   make ARCH=gfx942 O=build/gfx942/ build/gfx942/02-gemv/gemv.s     AMDGCN (device code only)
+//
+// The ladder (every rung runs in every invocation):
+//   0a cuBLAS     cublasGemmEx, n = 1, FP32 compute                      (CUDA)
+//   0b cuBLASLt   cublasLtMatmul, the heuristic's first algorithm          (CUDA; hipBLASLt on HIP
+//                 behind HAVE_HIPBLASLT, never built here)
+//   1  gemv_one_accumulator     warp per row, 4-byte loads, one accumulator: a wait per iteration
+//   2  gemv_four_accumulators   four accumulators: four loads issued before the first is used
+//   3  gemv_wide_loads          as 2 with 16-byte loads per lane
+//   4  gemv_rows_in_flight_rR   R rows per warp, all 16 loads per lane of a chunk in flight,
+//                               streaming cache policy, grid from the shape, SM count, occupancy
+//   5  gemv_split_k_rR          a block per R rows, K split across the block (tall-K shapes)
+//   6  gemv_tensor_core_ksS     mma.sync m16n8k16, x in column 0 of B; S warps split K (CUDA)
+//   7  *_pdl                    4, 5, 6 in chained mode: programmatic dependent launch, weights
+//                               requested before griddepcontrol.wait, x read after it (sm_90)
+// Modes: isolated = a CUDA graph of 200 launches over rotating weight copies (>= 4x L2), time
+// per GEMV = graph time / launches; chained = the same graph with PDL edges.
+// Every configuration is validated (CPU double reference, fresh random inputs, NaN-poisoned y,
+// rel L2 <= 1e-3) before it is timed; after timing, one more replay is validated too.
+// Counters (separate run, never under the timing): see results/02-gemv.md for the ncu command.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <thread>
+#include "../common/ceiling.h"
+#include <cstdint>
+#include <cstring>
+
+// ---------------------------------------------------------------------------------------------
+// The hand-written kernels.
+// ---------------------------------------------------------------------------------------------
+//
+// Every kernel computes y[N] = W[N,K] x[K], W row-major FP16, x and y FP16, FP32 accumulation,
+// and has the one signature GemvKernel. Each is an extern "C" symbol (templates are stamped
+// into named wrappers) so that 02-gemv/asm.rules can name it.
+//
+// Bytes moved per GEMV: gemv_bytes(N, K) = 2NK + 2K + 2N (common/sizes.h), the one declaration
+// every GB/s and MBU figure derives from. Napkin: 4096x4096 -> 33.55 MB, 99.95% of it weights.
+
+typedef void (*GemvKernel)(const __half*, const __half*, __half*, int, int);
+
+#define GEMV_ARGS const __half* __restrict__ W, const __half* __restrict__ x, __half* __restrict__ y, int N, int K
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks
+// ---------------------------------------------------------------------------------------------
+#if defined(PORT_HIP)
+typedef _Float16 gemv_half2_t __attribute__((ext_vector_type(2)));
+#endif
+
+__device__ __forceinline__ vec4u zero4() {
+#if defined(PORT_HIP)
+  return vec4u{0u, 0u, 0u, 0u};
+#else
+  return make_uint4(0u, 0u, 0u, 0u);
+#endif
+}
+
+// acc + w.lo*x.lo + w.hi*x.hi with FP32 accumulation. gfx942: one v_dot2(c)_f32_f16, as in
+// the original; sm_90 has no mixed FP16->FP32 dot, so two conversions and two FFMAs per word.
+__device__ __forceinline__ float dot2(uint32_t w, uint32_t xv, float acc) {
+#if defined(PORT_HIP)
+  return __builtin_amdgcn_fdot2(__builtin_bit_cast(gemv_half2_t, w), __builtin_bit_cast(gemv_half2_t, xv), acc, false);
+#else
+  __half2 wh, xh;
+  static_assert(sizeof wh == sizeof w, "half2 is 4 bytes");
+  memcpy(&wh, &w, 4);
+  memcpy(&xh, &xv, 4);
+  const float2 wf = __half22float2(wh), xf = __half22float2(xh);
+  return fmaf(wf.y, xf.y, fmaf(wf.x, xf.x, acc));
+#endif
+}
+
+// Eight halves (one 16-byte vector) into two partial sums: two chains halve the FMA latency
+// each row's accumulation waits on.
+__device__ __forceinline__ void dot8(const vec4u& w, const vec4u& xv, float& a0, float& a1) {
+  a0 = dot2(w.x, xv.x, a0);
+  a1 = dot2(w.y, xv.y, a1);
+  a0 = dot2(w.z, xv.z, a0);
+  a1 = dot2(w.w, xv.w, a1);
+}
+
+// Sum over the warp (wave); the total is valid in every lane.
+// sm_90: butterfly shuffles (SHFL.BFLY). gfx942: the original's DPP chain: an inclusive scan
+// inside each 16-lane row (row_shr 1, 2, 4, 8), then row_bcast:15 and row_bcast:31 carry the row
+// sums up to lane 63, which readlane broadcasts. No LDS traffic, no ds_swizzle.
+__device__ __forceinline__ float warp_sum(float v) {
+#if defined(PORT_HIP)
+  static_assert(PORT_WARP_SIZE == 64, "the DPP row_bcast chain is written for wave64");
+  int s = __builtin_bit_cast(int, v);
+#define GEMV_DPP_ADD(CTRL, ROWS, BANKS, BOUND)                                                         \
+  s = __builtin_bit_cast(int, __builtin_bit_cast(float, s) +                                            \
+                                   __builtin_bit_cast(float, __builtin_amdgcn_update_dpp(0, s, CTRL, ROWS, BANKS, BOUND)))
+  GEMV_DPP_ADD(0x111, 0xf, 0xf, true);   // row_shr:1
+  GEMV_DPP_ADD(0x112, 0xf, 0xf, true);   // row_shr:2
+  GEMV_DPP_ADD(0x114, 0xf, 0xf, true);   // row_shr:4
+  GEMV_DPP_ADD(0x118, 0xf, 0xf, true);   // row_shr:8: lane 15 of each row holds the row's sum
+  GEMV_DPP_ADD(0x142, 0xa, 0xf, false);  // row_bcast:15 into rows 1 and 3
+  GEMV_DPP_ADD(0x143, 0xc, 0xf, false);  // row_bcast:31 into rows 2 and 3: lane 63 holds the total
+#undef GEMV_DPP_ADD
+  return __builtin_bit_cast(float, __builtin_amdgcn_readlane(s, 63));
+#else
+#pragma unroll
+  for (int o = PORT_WARP_SIZE / 2; o > 0; o >>= 1) v += __shfl_xor_sync(PORT_FULL_MASK, v, o);
+  return v;
+#endif
+}
+
+// Weights stream once: no L1 allocation (nothing reuses them), and on sm_90 ask L2 to fetch the
+// 256-byte group the neighbouring loads of the row will want. gfx942: non-temporal (nt).
+// volatile: the loads stay in program order ahead of griddepcontrol.wait in the chained kernels.
+__device__ __forceinline__ vec4u load_weights16(const __half* p) {
+#if defined(PORT_HIP)
+  return __builtin_nontemporal_load(reinterpret_cast<const vec4u*>(p));
+#else
+  vec4u v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+#endif
+}
+// x is re-read by every warp: keep it in L1 (the read-only path on sm_90).
+__device__ __forceinline__ vec4u load_x16(const __half* p) {
+#if defined(PORT_HIP)
+  return *reinterpret_cast<const vec4u*>(p);
+#else
+  return __ldg(reinterpret_cast<const uint4*>(p));
+#endif
+}
+
+// Programmatic dependent launch (sm_90): let the next kernel in the stream launch now, and
+// wait for the previous one (its completion and its memory) before reading what it wrote.
+// No-ops where PDL does not exist (sm_80, gfx942); the host never enables chaining there.
+template <bool PDL>
+__device__ __forceinline__ void pdl_launch_dependents() {
+#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+template <bool PDL>
+__device__ __forceinline__ void pdl_wait() {
+#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// The original three: one warp (wave) per row, lanes striding across the row, grid-stride rows.
+// ---------------------------------------------------------------------------------------------
+
+// v1: one accumulator. The loop cannot start the next loads before the FMA that needs this
+// iteration's, so the compiler waits on both loads every iteration (gfx942: vmcnt(0) in the loop).
+extern "C" __global__ void __launch_bounds__(1024) gemv_one_accumulator(GEMV_ARGS) {
+  const int lane = threadIdx.x % PORT_WARP_SIZE;
+  const int warps = blockDim.x / PORT_WARP_SIZE;
+  const int all_warps = gridDim.x * warps;
+  const int n2 = K / 2;  // half2 words per row
+  const uint32_t* xw = reinterpret_cast<const uint32_t*>(x);
+  for (int row = blockIdx.x * warps + threadIdx.x / PORT_WARP_SIZE; row < N; row += all_warps) {
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(W + static_cast<size_t>(row) * K);
+    float acc = 0.f;
+#pragma unroll 1
+    for (int i = lane; i < n2; i += PORT_WARP_SIZE) acc = dot2(w[i], xw[i], acc);
+    acc = warp_sum(acc);
+    if (lane == 0) y[row] = __float2half(acc);
+  }
+}
+
+// v2: four independent accumulators: the four weight words (and four x words) of an iteration
+// are all requested before the first is consumed (gfx942: 8 loads, then vmcnt(3)..vmcnt(0)).
+extern "C" __global__ void __launch_bounds__(1024) gemv_four_accumulators(GEMV_ARGS) {
+  const int lane = threadIdx.x % PORT_WARP_SIZE;
+  const int warps = blockDim.x / PORT_WARP_SIZE;
+  const int all_warps = gridDim.x * warps;
+  const int n2 = K / 2;
+  const uint32_t* xw = reinterpret_cast<const uint32_t*>(x);
+  for (int row = blockIdx.x * warps + threadIdx.x / PORT_WARP_SIZE; row < N; row += all_warps) {
+    const uint32_t* w = reinterpret_cast<const uint32_t*>(W + static_cast<size_t>(row) * K);
+    float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+    int i = lane;
+#pragma unroll 1
+    for (; i + 3 * PORT_WARP_SIZE < n2; i += 4 * PORT_WARP_SIZE) {
+      const uint32_t w0 = w[i], w1 = w[i + PORT_WARP_SIZE], w2 = w[i + 2 * PORT_WARP_SIZE], w3 = w[i + 3 * PORT_WARP_SIZE];
+      const uint32_t x0 = xw[i], x1 = xw[i + PORT_WARP_SIZE], x2 = xw[i + 2 * PORT_WARP_SIZE], x3 = xw[i + 3 * PORT_WARP_SIZE];
+      a0 = dot2(w0, x0, a0);
+      a1 = dot2(w1, x1, a1);
+      a2 = dot2(w2, x2, a2);
+      a3 = dot2(w3, x3, a3);
+    }
+#pragma unroll 1
+    for (; i < n2; i += PORT_WARP_SIZE) a0 = dot2(w[i], xw[i], a0);
+    const float acc = warp_sum((a0 + a1) + (a2 + a3));
+    if (lane == 0) y[row] = __float2half(acc);
+  }
+}
+
+// v3: v2 with 16-byte loads: each lane reads eight halves per load, so one load instruction
+// of a warp is 512 (wave64: 1024) contiguous bytes and the loop is four times shorter.
+extern "C" __global__ void __launch_bounds__(1024) gemv_wide_loads(GEMV_ARGS) {
+  const int lane = threadIdx.x % PORT_WARP_SIZE;
+  const int warps = blockDim.x / PORT_WARP_SIZE;
+  const int all_warps = gridDim.x * warps;
+  const int n8 = K / 8;  // 16-byte vectors per row (the host requires K % 8 == 0)
+  const vec4u* xv = reinterpret_cast<const vec4u*>(x);
+  for (int row = blockIdx.x * warps + threadIdx.x / PORT_WARP_SIZE; row < N; row += all_warps) {
+    const vec4u* w = reinterpret_cast<const vec4u*>(W + static_cast<size_t>(row) * K);
+    float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+    int i = lane;
+#pragma unroll 1
+    for (; i + 3 * PORT_WARP_SIZE < n8; i += 4 * PORT_WARP_SIZE) {
+      const vec4u w0 = w[i], w1 = w[i + PORT_WARP_SIZE], w2 = w[i + 2 * PORT_WARP_SIZE], w3 = w[i + 3 * PORT_WARP_SIZE];
+      const vec4u x0 = xv[i], x1 = xv[i + PORT_WARP_SIZE], x2 = xv[i + 2 * PORT_WARP_SIZE], x3 = xv[i + 3 * PORT_WARP_SIZE];
+      dot8(w0, x0, a0, a1);
+      dot8(w1, x1, a2, a3);
+      dot8(w2, x2, a0, a1);
+      dot8(w3, x3, a2, a3);
+    }
+#pragma unroll 1
+    for (; i < n8; i += PORT_WARP_SIZE) dot8(w[i], xv[i], a0, a1);
+    const float acc = warp_sum((a0 + a1) + (a2 + a3));
+    if (lane == 0) y[row] = __float2half(acc);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// v4: rows in flight. A warp owns R rows; per chunk it issues all R*C 16-byte weight loads
+// (R*C = 16: 64 registers of loads, 8 KB per warp in flight) before the first FMA, with the
+// streaming cache policy. The host sizes the grid from N, R, the SM count and the occupancy so
+// that every warp gets the same number of row groups (no half-empty last wave).
+// PDL: the first chunk's weights are requested before griddepcontrol.wait, x only after it.
+// ---------------------------------------------------------------------------------------------
+// One chunk: vectors v0 + c * stride + idx (c < C) of R rows. TAIL guards v < nvec; the main loop
+// runs only whole chunks and needs no guard (a branch per load would split the batch).
+template <int R, int C, bool PDL, bool TAIL>
+__device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int K, int row0, int N, int v0, int nvec,
+                                           int stride, int idx, bool& waited, float (&acc)[R][2]) {
+  vec4u w[R][C];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int row = min(row0 + r, N - 1);  // a clamped row is read but never stored
+    const __half* wr = W + static_cast<size_t>(row) * K;
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int v = v0 + c * stride + idx;
+      if (!TAIL || v < nvec) w[r][c] = load_weights16(wr + 8 * v);
+      else w[r][c] = zero4();
+    }
+  }
+  if (PDL && !waited) {
+    pdl_wait<PDL>();
+    waited = true;
+  }
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const int v = v0 + c * stride + idx;
+    const vec4u xv = (!TAIL || v < nvec) ? load_x16(x + 8 * v) : zero4();
+#pragma unroll
+    for (int r = 0; r < R; ++r) dot8(w[r][c], xv, acc[r][0], acc[r][1]);
+  }
+}
+
+template <int R, int C, bool PDL>
+__device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
+  const int lane = threadIdx.x % PORT_WARP_SIZE;
+  const int warps = blockDim.x / PORT_WARP_SIZE;
+  const int all_warps = gridDim.x * warps;
+  const int nvec = K / 8;
+  const int groups = (N + R - 1) / R;
+  const int step = PORT_WARP_SIZE * C;  // vectors per row per chunk
+  bool waited = !PDL;
+  pdl_launch_dependents<PDL>();
+  for (int grp = blockIdx.x * warps + threadIdx.x / PORT_WARP_SIZE; grp < groups; grp += all_warps) {
+    const int row0 = grp * R;
+    float acc[R][2];
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = 0.f;
+    int v0 = 0;
+#pragma unroll 1
+    for (; v0 + step <= nvec; v0 += step)
+      rows_chunk<R, C, PDL, false>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
+    if (v0 < nvec) rows_chunk<R, C, PDL, true>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float s = warp_sum(acc[r][0] + acc[r][1]);
+      if (lane == 0 && row0 + r < N) y[row0 + r] = __float2half(s);
+    }
+  }
+  if (!waited) pdl_wait<PDL>();  // a warp with no rows still orders itself after its predecessor
+}
+
+#define GEMV_STAMP_ROWS(R, C)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_rows_in_flight_r##R(GEMV_ARGS) {                      \
+    rows_in_flight<R, C, false>(W, x, y, N, K);                                                                 \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_rows_in_flight_r##R##_pdl(GEMV_ARGS) {                \
+    rows_in_flight<R, C, true>(W, x, y, N, K);                                                                  \
+  }
+GEMV_STAMP_ROWS(1, 16)
+GEMV_STAMP_ROWS(2, 8)
+GEMV_STAMP_ROWS(4, 4)
+
+// ---------------------------------------------------------------------------------------------
+// v5: split-K, block per row group. A whole block shares R rows: each thread takes 16-byte
+// vectors blockDim apart (C of them in flight per row), so a long row (K = 14336: 28 KB) is
+// read by 256 threads at once instead of one warp; warps combine through shared memory.
+// It wins when N is small against the machine (few rows, long rows).
+// ---------------------------------------------------------------------------------------------
+template <int R, int C, bool PDL>
+__device__ __forceinline__ void split_k(GEMV_ARGS) {
+  __shared__ float partial[R][256 / PORT_WARP_SIZE];  // launched with 256 threads
+  // Indices read once: on gfx942 without device libraries each read is a call.
+  const int tid = threadIdx.x, threads = blockDim.x, grid = gridDim.x;
+  const int lane = tid % PORT_WARP_SIZE;
+  const int warp = tid / PORT_WARP_SIZE;
+  const int warps = threads / PORT_WARP_SIZE;
+  const int nvec = K / 8;
+  const int groups = (N + R - 1) / R;
+  const int step = threads * C;  // vectors per row per chunk, block-wide
+  bool waited = !PDL;
+  pdl_launch_dependents<PDL>();
+  for (int grp = blockIdx.x; grp < groups; grp += grid) {
+    const int row0 = grp * R;
+    float acc[R][2];
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = 0.f;
+    int v0 = 0;  // block-uniform: every warp runs the same chunks
+#pragma unroll 1
+    for (; v0 + step <= nvec; v0 += step) rows_chunk<R, C, PDL, false>(W, x, K, row0, N, v0, nvec, threads, tid, waited, acc);
+    if (v0 < nvec) rows_chunk<R, C, PDL, true>(W, x, K, row0, N, v0, nvec, threads, tid, waited, acc);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float s = warp_sum(acc[r][0] + acc[r][1]);
+      if (lane == 0) partial[r][warp] = s;
+    }
+    __syncthreads();
+    if (tid < R) {
+      float s = 0.f;
+      for (int w = 0; w < warps; ++w) s += partial[tid][w];
+      if (row0 + tid < N) y[row0 + tid] = __float2half(s);
+    }
+    __syncthreads();  // partial[] is reused by the next row group
+  }
+  if (!waited) pdl_wait<PDL>();
+}
+
+#define GEMV_STAMP_SPLITK(R, C)                                                                                \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_split_k_r##R(GEMV_ARGS) { split_k<R, C, false>(W, x, y, N, K); } \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_split_k_r##R##_pdl(GEMV_ARGS) { split_k<R, C, true>(W, x, y, N, K); }
+GEMV_STAMP_SPLITK(1, 8)
+GEMV_STAMP_SPLITK(2, 4)
+
+// ---------------------------------------------------------------------------------------------
+// v6: tensor cores, mma.sync m16n8k16 (FP16 in, FP32 accumulate); sm_80 and newer, CUDA only.
+// A warp multiplies a 16-row tile of W (the A operand, row-major, exactly W's layout) by a B
+// operand whose column 0 is x and whose other seven columns are zero; D's column 0 is the 16
+// partial results, already summed across the k of the tile by the hardware: no shuffles.
+// The k order inside a 128-wide chunk is permuted so each lane reads 16 contiguous bytes: lane
+// (g = lane/4, t = lane%4) reads halves k = 32v + 8t + j (v = 0..3, j = 0..7) of rows g and g+8.
+// Half pairs j = {0,1},{2,3} feed one mma (as A columns 2t,2t+1 and 2t+8,2t+9), {4,5},{6,7} the
+// next; B's lanes with g = 0 load x at the same k, so A and B agree on every k (a permutation of
+// k leaves a dot product unchanged). KS warps of a block split the chunks of the tile's rows and
+// add their 16 results through shared memory. Two chunks (16 loads per lane) are in flight.
+// ---------------------------------------------------------------------------------------------
+#if !defined(PORT_HIP)
+__device__ __forceinline__ void mma_16816(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                          uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+#endif
+}
+
+template <int KS, bool PDL>
+__device__ __forceinline__ void tensor_core(GEMV_ARGS) {
+  static_assert(PORT_WARP_SIZE == 32, "mma.sync fragments are laid out for 32 lanes");
+  __shared__ float part[KS][16];
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;  // blockDim.x == 32 * KS (the host launches it so)
+  const int g = lane >> 2, t = lane & 3;
+  const int nchunks = K / 128;  // the host requires K % 128 == 0
+  const int tiles = (N + 15) / 16;
+  bool waited = !PDL;
+  pdl_launch_dependents<PDL>();
+  const int grid = gridDim.x;
+  for (int tile = blockIdx.x; tile < tiles; tile += grid) {
+    const __half* w_lo = W + static_cast<size_t>(min(tile * 16 + g, N - 1)) * K + 8 * t;
+    const __half* w_hi = W + static_cast<size_t>(min(tile * 16 + g + 8, N - 1)) * K + 8 * t;
+    const __half* xp = x + 8 * t;
+    float d[2][4] = {{0.f, 0.f, 0.f, 0.f}, {0.f, 0.f, 0.f, 0.f}};
+#pragma unroll 1
+    for (int ch = warp; ch < nchunks; ch += 2 * KS) {
+      const bool second = ch + KS < nchunks;  // warp-uniform
+      vec4u a[2][2][4];                        // [chunk][row g | row g+8][v]
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int k = (ch + u * KS) * 128 + 32 * v;
+          const bool ok = u == 0 || second;
+          a[u][0][v] = ok ? load_weights16(w_lo + k) : zero4();
+          a[u][1][v] = ok ? load_weights16(w_hi + k) : zero4();
+        }
+      if (PDL && !waited) {
+        pdl_wait<PDL>();
+        waited = true;
+      }
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int k = (ch + u * KS) * 128 + 32 * v;
+          const vec4u b = (g == 0 && (u == 0 || second)) ? load_x16(xp + k) : zero4();
+          mma_16816(d[v & 1], a[u][0][v].x, a[u][1][v].x, a[u][0][v].y, a[u][1][v].y, b.x, b.y);
+          mma_16816(d[v & 1], a[u][0][v].z, a[u][1][v].z, a[u][0][v].w, a[u][1][v].w, b.z, b.w);
+        }
+    }
+    // D fragment: d[0] is row g, column 2t; d[2] is row g+8, column 2t. Column 0 is lane t == 0.
+    const float y_lo = d[0][0] + d[1][0], y_hi = d[0][2] + d[1][2];
+    const int r_lo = tile * 16 + g, r_hi = r_lo + 8;
+    if (KS == 1) {
+      if (t == 0) {
+        if (r_lo < N) y[r_lo] = __float2half(y_lo);
+        if (r_hi < N) y[r_hi] = __float2half(y_hi);
+      }
+    } else {
+      if (t == 0) {
+        part[warp][g] = y_lo;
+        part[warp][g + 8] = y_hi;
+      }
+      __syncthreads();
+      if (threadIdx.x < 16) {
+        float s = 0.f;
+#pragma unroll
+        for (int w = 0; w < KS; ++w) s += part[w][threadIdx.x];
+        if (tile * 16 + static_cast<int>(threadIdx.x) < N) y[tile * 16 + threadIdx.x] = __float2half(s);
+      }
+      __syncthreads();
+    }
+  }
+  if (!waited) pdl_wait<PDL>();
+}
+
+#define GEMV_STAMP_TENSOR(KS)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(32 * KS, 16 / KS) gemv_tensor_core_ks##KS(GEMV_ARGS) {                   \
+    tensor_core<KS, false>(W, x, y, N, K);                                                                      \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(32 * KS, 16 / KS) gemv_tensor_core_ks##KS##_pdl(GEMV_ARGS) {             \
+    tensor_core<KS, true>(W, x, y, N, K);                                                                       \
+  }
+GEMV_STAMP_TENSOR(1)
+GEMV_STAMP_TENSOR(2)
+GEMV_STAMP_TENSOR(4)
+GEMV_STAMP_TENSOR(8)
+#endif  // !PORT_HIP
+
+#if !defined(PORT_HIP)
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#define CHECK_CUBLAS(expr)                                                                              \
+  do {                                                                                                  \
+    cublasStatus_t st_ = (expr);                                                                        \
+    if (st_ != CUBLAS_STATUS_SUCCESS) FAIL("%s failed: cuBLAS status %d", #expr, static_cast<int>(st_)); \
+  } while (0)
+#elif defined(HAVE_HIPBLASLT)
+#include <hipblaslt/hipblaslt.h>
+#define CHECK_HIPBLAS(expr)                                                                             \
+  do {                                                                                                  \
+    hipblasStatus_t st_ = (expr);                                                                       \
+    if (st_ != HIPBLAS_STATUS_SUCCESS) FAIL("%s failed: hipBLAS status %d", #expr, static_cast<int>(st_)); \
+  } while (0)
+#endif
+
+namespace {
+
+constexpr double kTolerance = 1e-3;  // relative L2 against the double reference
+constexpr double kWorkingSetOverL2 = 4.0;
+
+// ---------------------------------------------------------------------------------------------
+// The hand-written rungs, one table (the launcher, the grid rules and the rows all read it).
+// ---------------------------------------------------------------------------------------------
+enum Kind { kWarpPerRow, kRowsInFlight, kSplitK, kTensor };
+struct Hand {
+  int rung;
+  const char* version;  // the rung's name (what it does)
+  const char* variant;
+  const char* symbol;
+  GemvKernel fn;
+  GemvKernel pdl;  // chained variant, or nullptr
+  Kind kind;
+  int rows;  // rows per warp (4), per block (5); 16 per tile (6)
+  int ks;    // warps per tile (6)
+};
+
+const std::vector<Hand>& hand_rungs() {
+  static const std::vector<Hand> h = {
+      {1, "one accumulator", "-", "gemv_one_accumulator", gemv_one_accumulator, nullptr, kWarpPerRow, 1, 1},
+      {2, "four accumulators", "-", "gemv_four_accumulators", gemv_four_accumulators, nullptr, kWarpPerRow, 1, 1},
+      {3, "wide loads", "-", "gemv_wide_loads", gemv_wide_loads, nullptr, kWarpPerRow, 1, 1},
+      {4, "rows in flight", "r1 c16", "gemv_rows_in_flight_r1", gemv_rows_in_flight_r1, gemv_rows_in_flight_r1_pdl,
+       kRowsInFlight, 1, 1},
+      {4, "rows in flight", "r2 c8", "gemv_rows_in_flight_r2", gemv_rows_in_flight_r2, gemv_rows_in_flight_r2_pdl,
+       kRowsInFlight, 2, 1},
+      {4, "rows in flight", "r4 c4", "gemv_rows_in_flight_r4", gemv_rows_in_flight_r4, gemv_rows_in_flight_r4_pdl,
+       kRowsInFlight, 4, 1},
+      {5, "split-K block per row", "r1 c8", "gemv_split_k_r1", gemv_split_k_r1, gemv_split_k_r1_pdl, kSplitK, 1, 1},
+      {5, "split-K block per row", "r2 c4", "gemv_split_k_r2", gemv_split_k_r2, gemv_split_k_r2_pdl, kSplitK, 2, 1},
+#if !defined(PORT_HIP)
+      {6, "tensor core mma.sync", "ks1", "gemv_tensor_core_ks1", gemv_tensor_core_ks1, gemv_tensor_core_ks1_pdl,
+       kTensor, 16, 1},
+      {6, "tensor core mma.sync", "ks2", "gemv_tensor_core_ks2", gemv_tensor_core_ks2, gemv_tensor_core_ks2_pdl,
+       kTensor, 16, 2},
+      {6, "tensor core mma.sync", "ks4", "gemv_tensor_core_ks4", gemv_tensor_core_ks4, gemv_tensor_core_ks4_pdl,
+       kTensor, 16, 4},
+      {6, "tensor core mma.sync", "ks8", "gemv_tensor_core_ks8", gemv_tensor_core_ks8, gemv_tensor_core_ks8_pdl,
+       kTensor, 16, 8},
+#endif
+  };
+  return h;
+}
+
+struct Shape {
+  int n, k;
+  std::string model;  // where the shape comes from
+  bool sweep;         // part of the N = K size sweep
+};
+
+std::vector<Shape> all_shapes(bool quick) {
+  if (quick) return {{4096, 4096, "original", true}, {4096, 14336, "Llama-3.1-8B down", false}, {1024, 1024, "size sweep", true}};
+  std::vector<Shape> s = {
+      {4096, 4096, "original; Llama-3.1-8B q/o", true},
+      {6144, 4096, "Llama-3.1-8B qkv", false},
+      {28672, 4096, "Llama-3.1-8B gate+up", false},
+      {4096, 14336, "Llama-3.1-8B down", false},
+      {128256, 4096, "Llama-3.1-8B lm_head", false},
+      {3072, 2048, "Llama-3.2-1B qkv", false},
+      {2048, 2048, "Llama-3.2-1B q/o", true},
+      {16384, 2048, "Llama-3.2-1B gate+up", false},
+      {2048, 8192, "Llama-3.2-1B down", false},
+      {128256, 2048, "Llama-3.2-1B lm_head", false},
+  };
+  for (int nk : {512, 1024, 3072, 6144, 8192, 12288, 16384}) s.push_back({nk, nk, "size sweep", true});
+  return s;
+}
+
+bool parse_shape(const std::string& t, int* n, int* k) {
+  size_t p = t.find('x');
+  if (p == std::string::npos) return false;
+  long long a = 0, b = 0;
+  if (!Flags::parse_int(t.substr(0, p), &a, false) || !Flags::parse_int(t.substr(p + 1), &b, false)) return false;
+  if (a < 16 || b < 128 || a > (1 << 20) || b > (1 << 20) || b % 128 != 0) return false;
+  *n = static_cast<int>(a);
+  *k = static_cast<int>(b);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// One problem: rotating weight copies, x, y, and the CPU double reference for copy 0.
+// ---------------------------------------------------------------------------------------------
+struct Problem {
+  int n = 0, k = 0;
+  size_t copies = 0;
+  int launches = 0;
+  __half* w = nullptr;  // copies x N x K
+  __half* x = nullptr;
+  __half* y = nullptr;
+  std::vector<double> ref;
+  uint64_t seed = 0;
+  const __half* weights(size_t c) const { return w + c * static_cast<size_t>(n) * k; }
+  // Launch i of a graph reads copy (launches-1-i) % copies: the last launch reads copy 0, so
+  // the graph's final y can be validated against the reference too.
+  size_t copy_for_launch(int i) const { return static_cast<size_t>(launches - 1 - i) % copies; }
+  ~Problem() {
+    (void)cudaFree(w);
+    (void)cudaFree(x);
+    (void)cudaFree(y);
+  }
+};
+
+void cpu_reference(Problem& p) {
+  const size_t nk = static_cast<size_t>(p.n) * p.k;
+  std::vector<__half> wh(nk), xh(p.k);
+  CHECK_CUDA(cudaMemcpy(wh.data(), p.w, nk * sizeof(__half), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(xh.data(), p.x, p.k * sizeof(__half), cudaMemcpyDeviceToHost));
+  std::vector<double> lut(65536);
+  for (int b = 0; b < 65536; ++b) {
+    __half_raw raw;
+    raw.x = static_cast<unsigned short>(b);
+    const __half h(raw);
+    lut[b] = static_cast<double>(__half2float(h));
+  }
+  std::vector<double> xd(p.k);
+  for (int i = 0; i < p.k; ++i) xd[i] = static_cast<double>(__half2float(xh[i]));
+  p.ref.assign(p.n, 0.0);
+  const int threads = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int r = t; r < p.n; r += threads) {
+        const uint16_t* row = reinterpret_cast<const uint16_t*>(wh.data() + static_cast<size_t>(r) * p.k);
+        double s = 0;
+        for (int i = 0; i < p.k; ++i) s += lut[row[i]] * xd[i];
+        p.ref[r] = s;
+      }
+    });
+  for (auto& th : pool) th.join();
+}
+
+// Copies: enough that the rotation's working set is >= 4x the L2, at least two.
+size_t copies_for(const Experiment& ex, int n, int k) {
+  const double wbytes = 2.0 * n * k;
+  return std::max<size_t>(2, static_cast<size_t>(std::ceil(kWorkingSetOverL2 * ex.l2_bytes() / wbytes)));
+}
+
+std::unique_ptr<Problem> make_problem(Experiment& ex, const Shape& s, int launches_flag) {
+  auto p = std::make_unique<Problem>();
+  p->n = s.n;
+  p->k = s.k;
+  p->copies = copies_for(ex, s.n, s.k);
+  // Every copy must be read once per replay for the rotation to defeat the L2.
+  p->launches = std::max<int>(launches_flag, static_cast<int>(p->copies));
+  const size_t nk = static_cast<size_t>(s.n) * s.k;
+  const uint64_t ws = static_cast<uint64_t>(p->copies) * nk * sizeof(__half);
+  WorkingSetVerdict v = check_working_set(ws, ex.l2_bytes(), kWorkingSetOverL2);
+  if (!v.ok) FAIL("%dx%d: refusing to measure: %s", s.n, s.k, v.message.c_str());
+  size_t free_b = 0, total_b = 0;
+  CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+  if (ws + (size_t(1) << 30) > free_b) FAIL("%dx%d: %.2f GB of weight copies do not fit in %.2f GB free", s.n, s.k, ws / 1e9, free_b / 1e9);
+  CHECK_CUDA(cudaMalloc(&p->w, ws));
+  CHECK_CUDA(cudaMalloc(&p->x, s.k * sizeof(__half)));
+  CHECK_CUDA(cudaMalloc(&p->y, s.n * sizeof(__half)));
+  p->seed = fresh_seed();
+  for (size_t c = 0; c < p->copies; ++c) fill_random_half(p->w + c * nk, nk, p->seed + 7919 * (c + 1));
+  fill_random_half(p->x, s.k, p->seed ^ 0x5bd1e995ull);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  cpu_reference(*p);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Vendor rungs.
+// ---------------------------------------------------------------------------------------------
+struct Vendor {
+#if !defined(PORT_HIP)
+  cublasHandle_t blas = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = size_t(32) << 20;
+  // Per-shape cuBLASLt state.
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool have_algo = false;
+  int lt_results = 0;
+
+  explicit Vendor(cudaStream_t s) {
+    CHECK_CUBLAS(cublasCreate(&blas));
+    CHECK_CUBLAS(cublasLtCreate(&lt));
+    CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
+    // A fixed workspace: cuBLAS must not allocate inside graph capture.
+    CHECK_CUBLAS(cublasSetWorkspace(blas, workspace, workspace_bytes));
+    CHECK_CUBLAS(cublasSetStream(blas, s));
+  }
+  ~Vendor() {
+    drop_shape();
+    if (blas) (void)cublasDestroy(blas);
+    if (lt) (void)cublasLtDestroy(lt);
+    (void)cudaFree(workspace);
+  }
+  void drop_shape() {
+    if (desc) (void)cublasLtMatmulDescDestroy(desc);
+    if (la) (void)cublasLtMatrixLayoutDestroy(la);
+    if (lb) (void)cublasLtMatrixLayoutDestroy(lb);
+    if (lc) (void)cublasLtMatrixLayoutDestroy(lc);
+    desc = nullptr;
+    la = lb = lc = nullptr;
+    have_algo = false;
+  }
+  // Row-major W[N,K] is column-major K x N with ld K: y = op(A) x with op = T, m = N, n = 1, k = K.
+  void cublas_gemv(const __half* w, const __half* x, __half* y, int n, int k) {
+    const float alpha = 1.f, beta = 0.f;
+    CHECK_CUBLAS(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, n, 1, k, &alpha, w, CUDA_R_16F, k, x, CUDA_R_16F, k, &beta,
+                              y, CUDA_R_16F, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  }
+  // Returns false (and why) when the heuristic offers nothing for the shape.
+  bool lt_prepare(int n, int k, std::string* why) {
+    drop_shape();
+    CHECK_CUBLAS(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CHECK_CUBLAS(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&la, CUDA_R_16F, k, n, k));
+    CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16F, k, 1, k));
+    CHECK_CUBLAS(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16F, n, 1, n));
+    cublasLtMatmulPreference_t pref = nullptr;
+    CHECK_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+    CHECK_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                      sizeof workspace_bytes));
+    cublasLtMatmulHeuristicResult_t res[4] = {};
+    lt_results = 0;
+    cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 4, res, &lt_results);
+    (void)cublasLtMatmulPreferenceDestroy(pref);
+    if (st != CUBLAS_STATUS_SUCCESS || lt_results == 0 || res[0].state != CUBLAS_STATUS_SUCCESS) {
+      *why = "cublasLtMatmulAlgoGetHeuristic returned no algorithm (status " + std::to_string(static_cast<int>(st)) + ")";
+      return false;
+    }
+    algo = res[0].algo;  // the heuristic's first choice
+    have_algo = true;
+    return true;
+  }
+  void lt_gemv(const __half* w, const __half* x, __half* y, cudaStream_t s) {
+    const float alpha = 1.f, beta = 0.f;
+    CHECK_CUBLAS(cublasLtMatmul(lt, desc, &alpha, w, la, x, lb, &beta, y, lc, y, lc, &algo, workspace, workspace_bytes, s));
+  }
+#elif defined(HAVE_HIPBLASLT)
+  // hipBLASLt: the same computation through AMD's library (compile-guarded; not built here).
+  hipblasLtHandle_t lt = nullptr;
+  void* workspace = nullptr;
+  size_t workspace_bytes = size_t(32) << 20;
+  hipblasLtMatmulDesc_t desc = nullptr;
+  hipblasLtMatrixLayout_t la = nullptr, lb = nullptr, lc = nullptr;
+  hipblasLtMatmulAlgo_t algo{};
+  bool have_algo = false;
+  int lt_results = 0;
+  explicit Vendor(cudaStream_t) {
+    CHECK_HIPBLAS(hipblasLtCreate(&lt));
+    CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
+  }
+  ~Vendor() {
+    drop_shape();
+    if (lt) (void)hipblasLtDestroy(lt);
+    (void)cudaFree(workspace);
+  }
+  void drop_shape() {
+    if (desc) (void)hipblasLtMatmulDescDestroy(desc);
+    if (la) (void)hipblasLtMatrixLayoutDestroy(la);
+    if (lb) (void)hipblasLtMatrixLayoutDestroy(lb);
+    if (lc) (void)hipblasLtMatrixLayoutDestroy(lc);
+    desc = nullptr;
+    la = lb = lc = nullptr;
+    have_algo = false;
+  }
+  bool lt_prepare(int n, int k, std::string* why) {
+    drop_shape();
+    CHECK_HIPBLAS(hipblasLtMatmulDescCreate(&desc, HIPBLAS_COMPUTE_32F, HIP_R_32F));
+    hipblasOperation_t ta = HIPBLAS_OP_T, tb = HIPBLAS_OP_N;
+    CHECK_HIPBLAS(hipblasLtMatmulDescSetAttribute(desc, HIPBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    CHECK_HIPBLAS(hipblasLtMatmulDescSetAttribute(desc, HIPBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    CHECK_HIPBLAS(hipblasLtMatrixLayoutCreate(&la, HIP_R_16F, k, n, k));
+    CHECK_HIPBLAS(hipblasLtMatrixLayoutCreate(&lb, HIP_R_16F, k, 1, k));
+    CHECK_HIPBLAS(hipblasLtMatrixLayoutCreate(&lc, HIP_R_16F, n, 1, n));
+    hipblasLtMatmulPreference_t pref = nullptr;
+    CHECK_HIPBLAS(hipblasLtMatmulPreferenceCreate(&pref));
+    CHECK_HIPBLAS(hipblasLtMatmulPreferenceSetAttribute(pref, HIPBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                        sizeof workspace_bytes));
+    hipblasLtMatmulHeuristicResult_t res[4] = {};
+    lt_results = 0;
+    hipblasStatus_t st = hipblasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 4, res, &lt_results);
+    (void)hipblasLtMatmulPreferenceDestroy(pref);
+    if (st != HIPBLAS_STATUS_SUCCESS || lt_results == 0) {
+      *why = "hipblasLtMatmulAlgoGetHeuristic returned no algorithm";
+      return false;
+    }
+    algo = res[0].algo;
+    have_algo = true;
+    return true;
+  }
+  void lt_gemv(const __half* w, const __half* x, __half* y, cudaStream_t s) {
+    const float alpha = 1.f, beta = 0.f;
+    CHECK_HIPBLAS(hipblasLtMatmul(lt, desc, &alpha, w, la, x, lb, &beta, y, lc, y, lc, &algo, workspace, workspace_bytes, s));
+  }
+#else
+  explicit Vendor(cudaStream_t) {}
+#endif
+};
+
+constexpr bool kHaveCublas =
+#if !defined(PORT_HIP)
+    true;
+#else
+    false;
+#endif
+constexpr bool kHaveLt =
+#if !defined(PORT_HIP) || defined(HAVE_HIPBLASLT)
+    true;
+#else
+    false;
+#endif
+constexpr const char* kLtName =
+#if !defined(PORT_HIP)
+    "cuBLASLt";
+#else
+    "hipBLASLt";
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Configurations and grid rules.
+// ---------------------------------------------------------------------------------------------
+struct Config {
+  const Hand* hand = nullptr;  // nullptr: a vendor rung
+  int vendor = 0;              // 1 cuBLAS, 2 cuBLASLt / hipBLASLt
+  int grid = 0, threads = 0;
+  bool pdl = false;
+  std::string grid_rule;  // why this grid
+};
+
+std::string version_name(const Config& c) {
+  if (!c.hand) return c.vendor == 1 ? "cuBLAS" : kLtName;
+  return std::to_string(c.hand->rung) + " " + c.hand->version;
+}
+std::string variant_name(const Config& c) {
+  if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : "heuristic #1";
+  return c.hand->variant;
+}
+std::string symbol_name(const Config& c) {
+  if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : (kHaveCublas ? "cublasLtMatmul" : "hipblasLtMatmul");
+  return std::string(c.pdl ? std::string(c.hand->symbol) + "_pdl" : c.hand->symbol);
+}
+std::string describe(const Config& c) {
+  char b[200];
+  if (!c.hand) std::snprintf(b, sizeof b, "%s", version_name(c).c_str());
+  else
+    std::snprintf(b, sizeof b, "%s %s, %d x %d%s", version_name(c).c_str(), c.hand->variant, c.grid, c.threads,
+                  c.pdl ? ", PDL" : "");
+  return b;
+}
+
+class Planner {
+ public:
+  Planner(const Experiment& ex) : ex_(ex) {}
+  int sms() const { return ex_.sm_count(); }
+  // Resident blocks per SM for a kernel and block size (a nominal 2 without a GPU: --list only).
+  int occupancy(const Hand& h, int threads) const {
+    if (!ex_.has_gpu()) return 2;
+    int b = 0;
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, reinterpret_cast<const void*>(h.fn), threads, 0));
+    return std::max(b, 1);
+  }
+  // The configurations of one hand-written rung at one shape. full: the 4096x4096 sweep.
+  std::vector<Config> configs(const Hand& h, int n, int k, bool full, bool quick) const {
+    std::vector<Config> out;
+    auto add = [&](int grid, int threads, const std::string& rule) {
+      grid = std::max(1, grid);
+      for (auto& c : out)
+        if (c.grid == grid && c.threads == threads) return;
+      Config c;
+      c.hand = &h;
+      c.grid = grid;
+      c.threads = threads;
+      c.grid_rule = rule;
+      out.push_back(c);
+    };
+    const int s = sms();
+    switch (h.kind) {
+      case kWarpPerRow: {
+        const int threads = 256, wpb = threads / ex_.prop().warpSize;
+        const int one_row_per_warp = (n + wpb - 1) / wpb;
+        std::vector<double> mults = quick ? std::vector<double>{2, 8} : std::vector<double>{2, 8, 32};
+        if (full) mults = {0.5, 1, 2, 3, 4, 8, 16, 32};
+        for (double m : mults) add(std::min(one_row_per_warp, static_cast<int>(m * s)), threads, "SMs x " + fmt(m));
+        if (full && !quick)
+          for (int g : {64, 128, 256, 512, 1024, 2048}) add(std::min(one_row_per_warp, g), threads, "original's grid");
+        add(one_row_per_warp, threads, "one row per warp");
+        break;
+      }
+      case kRowsInFlight: {
+        std::vector<int> tpbs = full && !quick ? std::vector<int>{128, 256} : std::vector<int>{256};  // __launch_bounds__(256, 2)
+        for (int threads : tpbs) {
+          const int wpb = threads / ex_.prop().warpSize;
+          const int groups = (n + h.rows - 1) / h.rows;
+          const int needed = (groups + wpb - 1) / wpb;  // blocks for one group per warp
+          const int resident = occupancy(h, threads) * s;
+          const int waves = (needed + resident - 1) / resident;
+          add((needed + waves - 1) / waves, threads, "balanced waves");  // every warp the same number of groups
+          if (threads == 256) {
+            add(needed, threads, "one group per warp");
+            add(std::min(needed, resident), threads, "resident blocks");
+            if (!quick) add(std::min(needed, s), threads, "one block per SM");
+          }
+        }
+        break;
+      }
+      case kSplitK: {
+        const int threads = 256;
+        const int groups = (n + h.rows - 1) / h.rows;
+        add(groups, threads, "one block per row group");
+        if (!quick) add(std::min(groups, occupancy(h, threads) * s), threads, "resident blocks");
+        break;
+      }
+      case kTensor: {
+        const int threads = 32 * h.ks;
+        const int tiles = (n + 15) / 16;
+        add(tiles, threads, "one block per 16-row tile");
+        if (full && !quick) add(std::min(tiles, occupancy(h, threads) * s), threads, "resident blocks");
+        break;
+      }
+    }
+    return out;
+  }
+  static std::string fmt(double m) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%g", m);
+    return b;
+  }
+
+ private:
+  const Experiment& ex_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Running one configuration: validate, then time, then validate the graph's output.
+// ---------------------------------------------------------------------------------------------
+struct Result {
+  Config cfg;
+  int n = 0, k = 0;
+  bool sweep = false;
+  std::string mode;
+  Summary us;
+  double gbps = 0, mbu = 0;
+  CompareResult check;
+};
+
+class Runner {
+ public:
+  Runner(Experiment& ex, Vendor& vendor, double ceiling) : ex_(ex), vendor_(vendor), ceiling_(ceiling) {}
+
+  void enqueue(const Config& c, const Problem& p, size_t copy, cudaStream_t s) {
+    const __half* w = p.weights(copy);
+    if (!c.hand) {
+#if !defined(PORT_HIP)
+      if (c.vendor == 1) vendor_.cublas_gemv(w, p.x, p.y, p.n, p.k);
+      else vendor_.lt_gemv(w, p.x, p.y, s);
+#elif defined(HAVE_HIPBLASLT)
+      vendor_.lt_gemv(w, p.x, p.y, s);
+#else
+      (void)w;
+      FAIL("no vendor library in this build");
+#endif
+      return;
+    }
+    if (c.pdl) {
+#if !defined(PORT_HIP)
+      cudaLaunchConfig_t lc = {};
+      lc.gridDim = dim3(c.grid);
+      lc.blockDim = dim3(c.threads);
+      lc.dynamicSmemBytes = 0;
+      lc.stream = s;
+      cudaLaunchAttribute attr[1];
+      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[0].val.programmaticStreamSerializationAllowed = 1;
+      lc.attrs = attr;
+      lc.numAttrs = 1;
+      CHECK_CUDA(cudaLaunchKernelEx(&lc, c.hand->pdl, w, static_cast<const __half*>(p.x), p.y, p.n, p.k));
+#else
+      FAIL("programmatic dependent launch does not exist on HIP");
+#endif
+      return;
+    }
+    c.hand->fn<<<c.grid, c.threads, 0, s>>>(w, p.x, p.y, p.n, p.k);
+  }
+
+  CompareResult validate_y(const Problem& p, const std::string& what) {
+    std::vector<__half> got(p.n);
+    CHECK_CUDA(cudaMemcpyAsync(got.data(), p.y, p.n * sizeof(__half), cudaMemcpyDeviceToHost, ex_.stream()));
+    CHECK_CUDA(cudaStreamSynchronize(ex_.stream()));
+    CompareResult r = compare_rel_l2(p.ref, half_to_double(got), kTolerance, what.c_str());
+    if (!r.ok) {
+      std::fprintf(stderr, "02-gemv: validation failed: %s at %dx%d (seed %llu): exiting before any further timing\n",
+                   what.c_str(), p.n, p.k, static_cast<unsigned long long>(p.seed));
+      std::exit(kExitFailure);
+    }
+    return r;
+  }
+
+  Result run(const Config& c, const Problem& p, const TimingPlan& plan) {
+    cudaStream_t s = ex_.stream();
+    const std::string what = describe(c);
+    // Correct before timed: copy 0, y poisoned.
+    poison_nan(p.y, p.n * sizeof(__half), s);
+    enqueue(c, p, 0, s);
+    CHECK_LAUNCH();
+    Result r;
+    r.check = validate_y(p, what);
+    r.cfg = c;
+    r.n = p.n;
+    r.k = p.k;
+    r.mode = c.pdl ? "chained" : "isolated";
+    Graph g;
+    g.capture(
+        [&](cudaStream_t cs) {
+          for (int i = 0; i < p.launches; ++i) enqueue(c, p, p.copy_for_launch(i), cs);
+        },
+        s);
+    std::vector<double> ms = time_graph(g, plan, s);
+    std::vector<double> us;
+    for (double m : ms) us.push_back(m * 1e3 / p.launches);
+    r.us = summarize(us);
+    // The timed graph's own output: its last launch read copy 0.
+    poison_nan(p.y, p.n * sizeof(__half), s);
+    g.launch(s);
+    CHECK_LAUNCH();
+    (void)validate_y(p, what + " (graph replay)");
+    r.gbps = gbps(gemv_bytes(p.n, p.k), r.us.median * 1e-3);
+    r.mbu = r.gbps / ceiling_;
+    ex_.require_below_ceiling(r.gbps, ceiling_, what);
+    return r;
+  }
+
+ private:
+  Experiment& ex_;
+  Vendor& vendor_;
+  double ceiling_;
+};
+
+std::string shape_name(int n, int k) { return std::to_string(n) + "x" + std::to_string(k); }
+
+Row result_row(const Result& r, const Problem* p) {
+  Row row;
+  row.add("shape", shape_name(r.n, r.k))
+      .add("version", version_name(r.cfg))
+      .add("variant", variant_name(r.cfg))
+      .add("mode", r.mode)
+      .add("grid", r.cfg.hand ? Json(r.cfg.grid) : Json("-"))
+      .add("threads", r.cfg.hand ? Json(r.cfg.threads) : Json("-"))
+      .add("median_us", r.us.median, 2, "median µs")
+      .add("min_us", r.us.min, 2, "min µs")
+      .add("sd_us", r.us.sd, 3, "sd µs")
+      .add("gbps", r.gbps, 0, "GB/s")
+      .add("mbu", r.mbu, 3, "MBU")
+      .add("rel_l2", r.check.rel_l2, 6, "rel L2")
+      .add("worst_abs_err", r.check.worst_abs, 4, "worst |err|")
+      .extra("worst_index", static_cast<unsigned long long>(r.check.worst_index))
+      .extra("n", r.n)
+      .extra("k", r.k)
+      .extra("kernel", symbol_name(r.cfg))
+      .extra("rung", r.cfg.hand ? r.cfg.hand->rung : 0)
+      .extra("grid_rule", r.cfg.grid_rule)
+      .extra("validated", true)
+      .extra("bytes", gemv_bytes(r.n, r.k))
+      .extra("max_us", r.us.max)
+      .extra("reps", r.us.n);
+  if (p) row.extra("launches_per_graph", p->launches).extra("weight_copies", static_cast<unsigned long long>(p->copies));
+  return row;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Experiment ex("02-gemv",
+                "Batch-1 FP16 GEMV y = W x: the original three versions, four more, and the vendor library, "
+                "isolated and chained (PDL), MBU against the measured ceiling.");
+  std::string only_shape;
+  long long launches_flag = 200;
+  ex.flags().add_string("shape", &only_shape, "run only this shape, NxK (K a multiple of 128), e.g. 4096x4096");
+  ex.flags().add_int("launches", &launches_flag, 8, 4000, "launches per timed graph (default 200; raised to the copy count)");
+  int only_n = 0, only_k = 0;
+  ex.validate_flags([&]() -> std::string {
+    if (!only_shape.empty() && !parse_shape(only_shape, &only_n, &only_k))
+      return "--shape '" + only_shape + "' is not NxK with 16 <= N, 128 <= K <= 1048576 and K % 128 == 0";
+    return "";
+  });
+  ex.start(argc, argv);
+  const bool quick = ex.quick();
+
+  std::vector<Shape> shapes = all_shapes(quick);
+  if (!only_shape.empty()) {
+    bool found = false;
+    for (auto& s : shapes)
+      if (s.n == only_n && s.k == only_k) {
+        shapes = {s};
+        found = true;
+        break;
+      }
+    if (!found) shapes = {{only_n, only_k, "--shape", false}};
+  }
+  Planner planner(ex);
+  const bool can_chain = kHaveCublas && ex.prop().major >= 9;  // PDL: CUDA on sm_90 and newer
+
+  if (ex.list()) {
+    std::printf("# 02-gemv would run %zu shapes; per shape: vendor rungs%s%s, then:\n", shapes.size(),
+                kHaveCublas ? " cuBLAS" : "", kHaveLt ? (std::string(" ") + kLtName).c_str() : "");
+    for (auto& s : shapes) {
+      const bool full = s.n == 4096 && s.k == 4096;
+      size_t total = 0;
+      for (auto& h : hand_rungs()) {
+        auto cs = planner.configs(h, s.n, s.k, full, quick);
+        total += cs.size();
+        for (auto& c : cs)
+          std::printf("%s: %s (%s)\n", shape_name(s.n, s.k).c_str(), describe(c).c_str(), c.grid_rule.c_str());
+      }
+      std::printf("%s: %zu hand-written configurations, %zu weight copies, chained (PDL) %s\n", shape_name(s.n, s.k).c_str(),
+                  total, copies_for(ex, s.n, s.k), can_chain ? "for rungs 4-6 at their best isolated grid" : "not available");
+    }
+    return kExitOk;
+  }
+
+  const Ceiling ceiling = obtain_ceiling(ex);
+  Vendor vendor(ex.stream());
+  Runner runner(ex, vendor, ceiling.gbps);
+  const TimingPlan small_plan = quick ? TimingPlan{1, 3, 1} : TimingPlan{2, 7, 1};
+  const TimingPlan big_plan = TimingPlan{1, 3, 1};  // shapes over 256 MB per GEMV: each replay is long already
+  ex.note("MBU = (2NK + 2K + 2N bytes / median time) over the measured ceiling " + Planner::fmt(std::round(ceiling.gbps)) +
+          " GB/s (" + ceiling.source + ")");
+  ex.note("isolated: one CUDA graph of max(" + std::to_string(launches_flag) +
+          ", copies) launches over rotating weight copies (>= 4x L2), time per GEMV = replay time / launches; "
+          "median of 7 replays after 2 warm-up (3 after 1 for shapes over 256 MB" +
+          std::string(quick ? "; --quick: 3 after 1" : "") + ")");
+  ex.note(can_chain ? "chained: the same graph, launches with cudaLaunchAttributeProgrammaticStreamSerialization; kernels "
+                      "call griddepcontrol.launch_dependents first and griddepcontrol.wait after requesting their first "
+                      "weights, before reading x (x itself is constant: the dependency is the ordering, not the values)"
+                    : "chained (PDL) mode not run: it needs CUDA on sm_90 or newer");
+#if defined(PORT_HIP)
+  ex.note("tensor-core rung not built on HIP (no MFMA version written); cuBLAS rung absent; hipBLASLt " +
+          std::string(kHaveLt ? "present" : "not built (HAVE_HIPBLASLT undefined)"));
+#endif
+
+  std::vector<Result> results;
+  int done = 0, total_est = 0;
+  for (auto& s : shapes) {
+    const bool full = s.n == 4096 && s.k == 4096;
+    for (auto& h : hand_rungs()) total_est += static_cast<int>(planner.configs(h, s.n, s.k, full, quick).size()) + 1;
+    total_est += 2;
+  }
+
+  for (auto& s : shapes) {
+    const bool full = s.n == 4096 && s.k == 4096;
+    auto prob = make_problem(ex, s, static_cast<int>(launches_flag));
+    const Problem& p = *prob;
+    const double bytes = gemv_bytes(p.n, p.k);
+    const TimingPlan plan = bytes > 256e6 ? big_plan : small_plan;
+    std::vector<Result> here;
+    auto record = [&](const Result& r) {
+      here.push_back(r);
+      here.back().sweep = s.sweep;
+      ex.add("every configuration (validated, then timed)", result_row(r, &p));
+    };
+    // Vendor rungs.
+    if (kHaveCublas) {
+      Config c;
+      c.vendor = 1;
+      ex.progress(done++, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
+      record(runner.run(c, p, plan));
+    }
+#if !defined(PORT_HIP) || defined(HAVE_HIPBLASLT)
+    {
+      std::string why;
+      if (vendor.lt_prepare(p.n, p.k, &why)) {
+        Config c;
+        c.vendor = 2;
+        ex.progress(done++, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
+        record(runner.run(c, p, plan));
+      } else {
+        ex.note(shape_name(p.n, p.k) + ": " + kLtName + " skipped: " + why);
+      }
+    }
+#endif
+    // Hand-written rungs, isolated.
+    for (auto& h : hand_rungs()) {
+      if (p.k % 128 != 0 && h.kind == kTensor) continue;  // parse_shape and the shape list keep K % 128 == 0
+      for (auto& c : planner.configs(h, p.n, p.k, full, quick)) {
+        ex.progress(done++, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
+        record(runner.run(c, p, plan));
+      }
+    }
+    // Chained: every PDL-capable kernel at its best isolated configuration (at 4096x4096 every
+    // configuration of those rungs).
+    if (can_chain) {
+      std::vector<Config> chain;
+      for (auto& h : hand_rungs()) {
+        if (!h.pdl) continue;
+        const Result* best = nullptr;
+        for (auto& r : here)
+          if (r.cfg.hand == &h && r.mode == "isolated" && (!best || r.us.median < best->us.median)) best = &r;
+        if (!best) continue;
+        if (full) {
+          for (auto& r : here)
+            if (r.cfg.hand == &h && r.mode == "isolated") chain.push_back(r.cfg);
+        } else {
+          chain.push_back(best->cfg);
+        }
+      }
+      for (auto c : chain) {
+        c.pdl = true;
+        ex.progress(done, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
+        record(runner.run(c, p, plan));
+      }
+    }
+    results.insert(results.end(), here.begin(), here.end());
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Tables and the summary, all from this run's results.
+  // ------------------------------------------------------------------------------------------
+  auto best_of = [&](int n, int k, const std::string& mode, std::function<bool(const Result&)> pick) -> const Result* {
+    const Result* b = nullptr;
+    for (auto& r : results)
+      if (r.n == n && r.k == k && r.mode == mode && pick(r) && (!b || r.us.median < b->us.median)) b = &r;
+    return b;
+  };
+  auto is_hand = [](const Result& r) { return r.cfg.hand != nullptr; };
+  auto is_vendor = [](const Result& r) { return r.cfg.hand == nullptr; };
+  auto rung_is = [](int rung) { return [rung](const Result& r) { return r.cfg.hand && r.cfg.hand->rung == rung; }; };
+
+  // The original three at 4096x4096 next to the MI300X figures (cited from the original write-up).
+  struct Orig {
+    int rung;
+    const char* what;
+    double us, gbps, mbu;
+    int grid;
+  };
+  const Orig orig[] = {{1, "baseline", 29.3, 1146, 0.238, 256},
+                       {2, "loads issued as a batch", 11.6, 2897, 0.601, 1024},
+                       {3, "16 B per lane instead of 4", 9.5, 3523, 0.731, 256}};
+  for (auto& o : orig) {
+    const Result* r = best_of(4096, 4096, "isolated", rung_is(o.rung));
+    if (!r) continue;
+    Row row;
+    row.add("version", version_name(r->cfg))
+        .add("grid", r->cfg.grid, -1, "H200 best grid")
+        .add("median_us", r->us.median, 2, "H200 µs")
+        .add("gbps", r->gbps, 0, "H200 GB/s")
+        .add("mbu", r->mbu, 3, "H200 MBU")
+        .add("mi300x_grid", o.grid, -1, "MI300X grid")
+        .add("mi300x_us", o.us, 1, "MI300X µs")
+        .add("mi300x_gbps", o.gbps, 0, "MI300X GB/s")
+        .add("mi300x_mbu", o.mbu, 3, "MI300X MBU")
+        .add("what_changed", o.what, -1, "what changed")
+        .extra("n", 4096)
+        .extra("k", 4096)
+        .extra("mode", "isolated");
+    ex.add("the original three at 4096x4096, isolated: H200 (this run) next to MI300X (original write-up)", row);
+  }
+
+  // Every configuration at 4096x4096 (the grid sweep).
+  for (auto& r : results)
+    if (r.n == 4096 && r.k == 4096 && r.cfg.hand) {
+      Row row;
+      row.add("version", version_name(r.cfg))
+          .add("variant", variant_name(r.cfg))
+          .add("mode", r.mode)
+          .add("grid", r.cfg.grid)
+          .add("threads", r.cfg.threads)
+          .add("grid_rule", r.cfg.grid_rule, -1, "grid rule")
+          .add("median_us", r.us.median, 2, "median µs")
+          .add("min_us", r.us.min, 2, "min µs")
+          .add("sd_us", r.us.sd, 3, "sd µs")
+          .add("mbu", r.mbu, 3, "MBU");
+      ex.add("grids at 4096x4096 (every hand-written configuration)", row);
+    }
+
+  // The ladder per shape: the best configuration of each rung, isolated, against the best vendor rung.
+  double min_speedup_named = INFINITY, min_speedup_sweep = INFINITY;
+  std::string min_named_shape, min_sweep_shape;
+  std::vector<std::pair<int, int>> seen;
+  for (auto& r0 : results) {
+    std::pair<int, int> nk{r0.n, r0.k};
+    if (std::find(seen.begin(), seen.end(), nk) != seen.end()) continue;
+    seen.push_back(nk);
+    const bool sweep_only = [&] {
+      for (auto& s : shapes)
+        if (s.n == r0.n && s.k == r0.k) return s.model == "size sweep";
+      return false;
+    }();
+    const Result* bv = best_of(r0.n, r0.k, "isolated", is_vendor);
+    const Result* bh = best_of(r0.n, r0.k, "isolated", is_hand);
+    for (int rung = 0; rung <= 6; ++rung) {
+      std::vector<std::string> names;
+      if (rung == 0) names = {"cuBLAS", kLtName};
+      for (size_t vi = 0; vi < (rung == 0 ? names.size() : 1); ++vi) {
+        const Result* b = rung == 0 ? best_of(r0.n, r0.k, "isolated", [&](const Result& r) {
+          return !r.cfg.hand && version_name(r.cfg) == names[vi];
+        })
+                                    : best_of(r0.n, r0.k, "isolated", rung_is(rung));
+        if (!b) continue;
+        const Result* chained = b->cfg.hand && b->cfg.hand->pdl
+                                    ? best_of(r0.n, r0.k, "chained", [&](const Result& r) { return r.cfg.hand == b->cfg.hand; })
+                                    : nullptr;
+        Row row;
+        row.add("shape", shape_name(b->n, b->k))
+            .add("version", version_name(b->cfg))
+            .add("variant", variant_name(b->cfg))
+            .add("grid", b->cfg.hand ? Json(b->cfg.grid) : Json("-"))
+            .add("threads", b->cfg.hand ? Json(b->cfg.threads) : Json("-"))
+            .add("median_us", b->us.median, 2, "median µs")
+            .add("gbps", b->gbps, 0, "GB/s")
+            .add("mbu", b->mbu, 3, "MBU")
+            .add("vs_best_vendor", bv ? bv->us.median / b->us.median : NAN, 2, "speed-up vs best vendor")
+            .add("chained_mbu", chained ? Json(chained->mbu) : Json(), 3, "chained MBU")
+            .extra("n", b->n)
+            .extra("k", b->k)
+            .extra("mode", "isolated")
+            .extra("bytes", gemv_bytes(b->n, b->k));
+        ex.add(sweep_only ? "size sweep N = K (isolated, best configuration per rung)" : "the ladder per shape (isolated, best configuration per rung)", row);
+        // The sweep plot also wants the named N = K shapes.
+        if (!sweep_only && b->n == b->k) ex.add("size sweep N = K (isolated, best configuration per rung)", row);
+      }
+    }
+    if (bv && bh) {
+      const double sp = bv->us.median / bh->us.median;
+      if (sweep_only) {
+        if (sp < min_speedup_sweep) { min_speedup_sweep = sp; min_sweep_shape = shape_name(r0.n, r0.k); }
+      } else if (sp < min_speedup_named) {
+        min_speedup_named = sp;
+        min_named_shape = shape_name(r0.n, r0.k);
+      }
+    }
+  }
+
+  // Chained against isolated, per shape and kernel.
+  for (auto& r : results)
+    if (r.mode == "chained") {
+      const Result* iso = nullptr;
+      for (auto& q : results)
+        if (q.n == r.n && q.k == r.k && q.mode == "isolated" && q.cfg.hand == r.cfg.hand && q.cfg.grid == r.cfg.grid &&
+            q.cfg.threads == r.cfg.threads)
+          iso = &q;
+      Row row;
+      row.add("shape", shape_name(r.n, r.k))
+          .add("version", version_name(r.cfg))
+          .add("variant", variant_name(r.cfg))
+          .add("grid", r.cfg.grid)
+          .add("threads", r.cfg.threads)
+          .add("isolated_us", iso ? Json(iso->us.median) : Json(), 2, "isolated µs")
+          .add("median_us", r.us.median, 2, "chained µs")
+          .add("mbu", r.mbu, 3, "chained MBU")
+          .add("saved_us", iso ? Json(iso->us.median - r.us.median) : Json(), 2, "saved µs")
+          .extra("n", r.n)
+          .extra("k", r.k)
+          .extra("mode", "chained");
+      ex.add("chained with programmatic dependent launch, against the same configuration isolated", row);
+    }
+
+  // Summary keys (exactly the issue's), then supporting figures.
+  const Result* h4 = best_of(4096, 4096, "isolated", is_hand);
+  const Result* cb4 = best_of(4096, 4096, "isolated", [&](const Result& r) { return !r.cfg.hand && r.cfg.vendor == 1; });
+  const Result* ch4 = best_of(4096, 4096, "chained", is_hand);
+  const Result* tc4 = best_of(4096, 4096, "isolated", rung_is(6));
+  const Result* cc4 = best_of(4096, 4096, "isolated", [](const Result& r) { return r.cfg.hand && r.cfg.hand->rung != 6; });
+  Json& sm = ex.summary();
+  sm.set("mbu_4096_isolated_best", h4 ? Json(h4->mbu) : Json());
+  sm.set("us_4096_isolated_best", h4 ? Json(h4->us.median) : Json());
+  sm.set("us_4096_cublas_isolated", cb4 ? Json(cb4->us.median) : Json());
+  sm.set("speedup_vs_cublas_4096_isolated", h4 && cb4 ? Json(cb4->us.median / h4->us.median) : Json());
+  sm.set("mbu_4096_chained_best", ch4 ? Json(ch4->mbu) : Json());
+  sm.set("min_speedup_vs_cublas_all_shapes", std::isfinite(min_speedup_named) ? Json(min_speedup_named) : Json());
+  sm.set("tensor_core_validated", tc4 != nullptr);  // a tensor-core failure exits 1 before this point
+  sm.set("tensor_core_mbu_4096_isolated", tc4 ? Json(tc4->mbu) : Json());
+  // Supporting figures.
+  sm.set("ceiling_gbps", ceiling.gbps);
+  sm.set("ceiling_source", ceiling.source);
+  if (h4) sm.set("best_4096_isolated", describe(h4->cfg));
+  if (ch4) sm.set("best_4096_chained", describe(ch4->cfg));
+  if (tc4 && cc4) sm.set("tensor_core_over_best_cuda_core_mbu_4096", tc4->mbu / cc4->mbu);
+  if (!min_named_shape.empty()) sm.set("min_speedup_shape", min_named_shape);
+  if (std::isfinite(min_speedup_sweep)) {
+    sm.set("min_speedup_vs_cublas_size_sweep", min_speedup_sweep);
+    sm.set("min_speedup_size_sweep_shape", min_sweep_shape);
+  }
+  sm.set("configurations_timed", static_cast<int>(results.size()));
+  return ex.finish();
+}
