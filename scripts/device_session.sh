@@ -3,6 +3,8 @@
 #   bash scripts/device_session.sh check OUT   build, make check (quick runs, validation, SASS rules),
 #                                              planted faults on the GPU; logs packed into OUT/check.tgz
 #   bash scripts/device_session.sh run OUT     make run: the full results, packed into OUT/results.tgz
+#   bash scripts/device_session.sh all OUT     both in one call: make run first (results saved),
+#                                              then make check within what is left of LIMIT seconds
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 mode=$1; out=$2
@@ -20,4 +22,21 @@ case $mode in
     rc=${PIPESTATUS[0]}
     tar czf "$out/results.tgz" results/h200
     exit $rc ;;
+  all)
+    t0=$(date +%s)
+    make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    echo "built in $(( $(date +%s) - t0 ))s"
+    make run > "$out/run.txt" 2>&1
+    rc_run=$?
+    tar czf "$out/results.tgz" results/h200
+    grep -E "^== |run_all|error|FAIL|report:" "$out/run.txt" | tail -30
+    echo "make run rc=$rc_run after $(( $(date +%s) - t0 ))s"
+    left=$(( ${LIMIT:-560} - ($(date +%s) - t0) ))
+    if [ $left -gt 60 ]; then
+      timeout $left make check > "$out/check.txt" 2>&1
+      echo "make check rc=$? after $(( $(date +%s) - t0 ))s"
+      grep -E "^(FAIL|SKIP)|check:|planted" "$out/check.txt" | head -30
+      tar czf "$out/check.tgz" build/check build/faults_gpu.json 01-ceiling/ceiling.s 02-gemv/gemv.s 03-dlops/dlops.s 04-reduce/reduce.s 05-sync/sync.s 2>/dev/null
+    fi
+    exit $rc_run ;;
 esac
