@@ -82,12 +82,17 @@ def plots(d, docs):
         skipped.append("01-ceiling-grid.png (no 01-ceiling rows)")
 
     g = docs.get("02-gemv")
+    # Square shapes (the N = K size sweep), isolated, the best grid per version and size.
     rs = [r for r in rows(g) if isinstance(r.get("bytes"), (int, float)) and isinstance(r.get("mbu"), (int, float))
-          and str(r.get("family", "")).lower().find("sweep") >= 0]
+          and r.get("n") == r.get("k") and str(r.get("mode", "isolated")) == "isolated"]
     if rs:
         fig, ax = plt.subplots(figsize=(7, 4))
         for v in sorted({str(r.get("version")) for r in rs}):
-            pts = sorted((r["bytes"], r["mbu"]) for r in rs if str(r.get("version")) == v)
+            best = {}
+            for r in rs:
+                if str(r.get("version")) == v:
+                    best[r["bytes"]] = max(best.get(r["bytes"], 0), r["mbu"])
+            pts = sorted(best.items())
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=".", label=v)
         ax.set_xscale("log")
         ax.set_xlabel("bytes per GEMV")
@@ -99,12 +104,12 @@ def plots(d, docs):
         skipped.append("02-gemv-sweep.png (no size-sweep rows with bytes and mbu)")
 
     s = docs.get("05-sync")
-    rs = [r for r in rows(s) if isinstance(r.get("blocks"), int) and time_key(r) is not None and r.get("threads", 256) == 256
-          and r.get("barrier") is not None]
+    rs = [r for r in rows(s) if isinstance(r.get("blocks"), int) and isinstance(r.get("bare_median_us"), (int, float))
+          and r.get("threads") == 256 and r.get("scheme") is not None]
     if rs:
         fig, ax = plt.subplots(figsize=(7, 4))
-        for b in sorted({str(r["barrier"]) for r in rs}):
-            pts = sorted((r["blocks"], time_key(r)) for r in rs if str(r["barrier"]) == b)
+        for b in sorted({str(r["scheme"]) for r in rs}):
+            pts = sorted({r["blocks"]: r["bare_median_us"] for r in rs if str(r["scheme"]) == b}.items())
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=b)
         ax.set_xlabel("blocks (256 threads)")
         ax.set_ylabel("µs per barrier")
@@ -116,7 +121,7 @@ def plots(d, docs):
 
     dl = docs.get("03-dlops")
     rs = [r for r in rows(dl) if r.get("chain") is not None and isinstance(r.get("cycles_per_instruction"), (int, float))
-          and r.get("warps_per_block", 1) in (1, None)]
+          and r.get("warps", 1) == 1]
     if rs:
         seen = {}
         for r in rs:
