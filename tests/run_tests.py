@@ -181,6 +181,17 @@ def fuzz(exps, total=1000, seed=None):
            f"{crashes} crashes, {hangs} hangs, {wrong} other exits" + ("\n  " + "\n  ".join(examples[:10]) if examples else ""))
 
 
+def relay(cmd, name_re, what, timeout):
+    """Runs a sub-suite that prints PASS/FAIL lines and counts each line as a test here."""
+    r = sh(cmd, timeout=timeout)
+    for line in r.stdout.splitlines():
+        m = re.match(r"(PASS|FAIL) (" + name_re + ")", line)
+        if m:
+            report(m.group(1) == "PASS", m.group(2))
+    if r.returncode not in (0, 1):
+        report(False, what, tail(r.stderr))
+
+
 def main():
     print(f"make test: experiments present: {' '.join(EXPS)}", flush=True)
     unit_tests()
@@ -195,21 +206,9 @@ def main():
     if sm90:
         contract(EXPS)
         fuzz(EXPS)
-    r = sh([sys.executable, "tests/test_budget.py"], timeout=120)
-    for line in r.stdout.splitlines():
-        m = re.match(r"(PASS|FAIL) (budget:\S+)", line)
-        if m:
-            report(m.group(1) == "PASS", m.group(2))
-    if r.returncode not in (0, 1):
-        report(False, "budget tests ran", tail(r.stderr))
+    relay([sys.executable, "tests/test_budget.py"], r"budget:\S+", "budget tests ran", 120)
     if os.path.exists("tests/planted_faults.py"):
-        r = subprocess.run([sys.executable, "tests/planted_faults.py", "ci"], capture_output=True, text=True, timeout=3000)
-        for line in r.stdout.splitlines():
-            m = re.match(r"(PASS|FAIL) (.*)", line)
-            if m:
-                report(m.group(1) == "PASS", m.group(2))
-        if r.returncode not in (0, 1):
-            report(False, "planted faults runner", tail(r.stderr))
+        relay([sys.executable, "tests/planted_faults.py", "ci"], r".*", "planted faults runner", 3000)
     line = f"{results['passed']} passed, {results['failed']} failed"
     if results["skipped"]:
         line += f", {results['skipped']} skipped"
