@@ -13,7 +13,7 @@
 #   ARCH=sm_90 (default when nvcc is found) | sm_90a | sm_80 | sm_100 | gfx942 [ROCM=/opt/rocm]
 #   O=build/sm_80/            put outputs under a prefix (make test uses it for extra archs)
 
-EXPERIMENTS := 01-ceiling/ceiling 02-gemv/gemv 03-dlops/dlops 04-reduce/reduce 05-sync/sync
+EXPERIMENTS := 01-ceiling/ceiling 02-gemv/gemv 03-dlops/dlops 04-reduce/reduce 05-sync/sync 06-decode/decode
 EXPS := $(foreach e,$(EXPERIMENTS),$(if $(wildcard $(e).cu),$(e)))
 
 NVCC ?= $(shell command -v nvcc 2>/dev/null || (test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc))

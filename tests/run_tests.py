@@ -23,7 +23,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.chdir(ROOT)
-EXPERIMENTS = ["01-ceiling/ceiling", "02-gemv/gemv", "03-dlops/dlops", "04-reduce/reduce", "05-sync/sync"]
+EXPERIMENTS = ["01-ceiling/ceiling", "02-gemv/gemv", "03-dlops/dlops", "04-reduce/reduce", "05-sync/sync", "06-decode/decode"]
 EXPS = [e for e in EXPERIMENTS if os.path.exists(e + ".cu")]
 JOBS = str(max(2, os.cpu_count() or 2))
 results = {"passed": 0, "failed": 0, "skipped": 0}
