@@ -39,6 +39,9 @@
 #include <sstream>
 #include <thread>
 #include "../common/ceiling.h"
+#include "../common/chain.h"
+#include "../common/const_clock.h"
+#include "../common/device_scope.h"
 
 // ---------------------------------------------------------------------------------------------
 // Device side: building blocks
@@ -97,19 +100,6 @@ __device__ __forceinline__ vec4u zero_vec() {
   return v;
 }
 
-// Weights are read once per step: no L1 allocation, and on sm_90 the L2 fetches the 256-byte
-// group the neighbouring lanes want. volatile keeps them ahead of griddepcontrol.wait.
-__device__ __forceinline__ vec4u weight_load(const __half* p) {
-#if defined(PORT_HIP)
-  return __builtin_nontemporal_load(reinterpret_cast<const vec4u*>(p));
-#else
-  vec4u v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
-  return v;
-#endif
-}
 // Data another block wrote in this kernel (activations, the appended K/V): from L2, never
 // from a possibly stale L1 line or the read-only path. On gfx942 the acquire that ordered the
 // read has invalidated the L1 already, so a plain load is right.
@@ -153,21 +143,6 @@ __device__ __forceinline__ void warp_prefetch(const void* base, size_t bytes) {
   const int lane = threadIdx.x % kLanes;
   for (size_t off = static_cast<size_t>(lane) * 1024; off < bytes; off += static_cast<size_t>(kLanes) * 1024)
     l2_prefetch(static_cast<const char*>(base) + off, static_cast<unsigned>(bytes - off < 1024 ? bytes - off : 1024));
-}
-
-// Programmatic dependent launch (sm_90): release the next grid early, then wait for this one's
-// predecessor (complete, its memory visible) before touching anything it wrote. No-ops elsewhere.
-template <bool PDL>
-__device__ __forceinline__ void pdl_release() {
-#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-template <bool PDL>
-__device__ __forceinline__ void pdl_acquire() {
-#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
 }
 
 __device__ __forceinline__ float2 halves(uint32_t w) {
@@ -251,8 +226,8 @@ __device__ __forceinline__ void issue_chunk(const __half* W, int K, int pair, in
   const __half* r0 = W + static_cast<size_t>(2 * pair) * K + static_cast<size_t>(ch) * kKStep + 8 * lane;
 #pragma unroll
   for (int c = 0; c < kVecPerLane; ++c) {
-    w[0][c] = weight_load(r0 + c * 8 * kLanes);
-    w[1][c] = weight_load(r0 + K + c * 8 * kLanes);
+    w[0][c] = chain_weight_load(r0 + c * 8 * kLanes);
+    w[1][c] = chain_weight_load(r0 + K + c * 8 * kLanes);
   }
 }
 __device__ __forceinline__ void use_chunk(const vec4u (&w)[2][kVecPerLane], const float* xs, int ch, int lane,
@@ -503,8 +478,8 @@ __device__ __forceinline__ void prefetch_item(const DecodeArgs& a, int layer, in
 // ---------------------------------------------------------------------------------------------
 template <bool PDL>
 __device__ __forceinline__ void embed_body(const DecodeArgs& a) {
-  pdl_release<PDL>();
-  pdl_acquire<PDL>();  // the previous step's last kernel may still read the residual
+  chain_release<PDL>();
+  chain_acquire<PDL>();  // the previous step's last kernel may still read the residual
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < a.hidden) a.resid[i] = __half2float(a.emb[static_cast<size_t>(a.token) * a.hidden + i]);
 }
@@ -514,8 +489,8 @@ __device__ __forceinline__ void rmsnorm_body(const float* in, const __half* gain
   extern __shared__ float4 dyn4[];
   __shared__ float red[32];
   float* xs = reinterpret_cast<float*>(dyn4);
-  pdl_release<PDL>();
-  pdl_acquire<PDL>();
+  chain_release<PDL>();
+  chain_acquire<PDL>();
   stage_rmsnorm(xs, red, in, nullptr, gain, n, eps);
   for (int i = threadIdx.x; i < n; i += blockDim.x) out[i] = xs[i];
 }
@@ -525,12 +500,12 @@ template <int OUT, bool PDL>
 __device__ __forceinline__ void gemv_body(const __half* W, int rows, int K, const float* x, float* y) {
   extern __shared__ float4 dyn4[];
   float* xs = reinterpret_cast<float*>(dyn4);
-  pdl_release<PDL>();
+  chain_release<PDL>();
   const int warps = blockDim.x / kLanes, lane = threadIdx.x % kLanes;
   gemv_pairs(
       W, rows, K, xs, blockIdx.x * warps + threadIdx.x / kLanes, gridDim.x * warps,
       [&] {
-        pdl_acquire<PDL>();
+        chain_acquire<PDL>();
         stage_copy(xs, x, K);
       },
       [&](int r, float s0, float s1) {
@@ -548,8 +523,8 @@ __device__ __forceinline__ void gemv_body(const __half* W, int rows, int K, cons
 
 template <bool PDL>
 __device__ __forceinline__ void rope_body(const DecodeArgs& a, int layer) {
-  pdl_release<PDL>();
-  pdl_acquire<PDL>();
+  chain_release<PDL>();
+  chain_acquire<PDL>();
   const int pair = blockIdx.x * blockDim.x + threadIdx.x;
   if (2 * pair < a.q_dim + 2 * a.kv_dim) {
     const float2 v = *reinterpret_cast<const float2*>(a.qkv + 2 * pair);
@@ -560,16 +535,16 @@ __device__ __forceinline__ void rope_body(const DecodeArgs& a, int layer) {
 template <int HD, bool PDL>
 __device__ __forceinline__ void attention_body(const DecodeArgs& a, int layer) {
   extern __shared__ float4 dyn4[];
-  pdl_release<PDL>();
+  chain_release<PDL>();
   if (PDL) prefetch_item<HD>(a, layer, blockIdx.x);  // the cache, before the wait
-  pdl_acquire<PDL>();
+  chain_acquire<PDL>();
   attention_item<HD>(a, layer, blockIdx.x, reinterpret_cast<float*>(dyn4));
 }
 
 template <int HD, bool PDL>
 __device__ __forceinline__ void combine_body(const DecodeArgs& a) {
-  pdl_release<PDL>();
-  pdl_acquire<PDL>();
+  chain_release<PDL>();
+  chain_acquire<PDL>();
   attention_combine<HD>(a, blockIdx.x);
 }
 
@@ -577,8 +552,8 @@ template <bool PDL>
 __device__ __forceinline__ void argmax_body(const DecodeArgs& a) {
   __shared__ float sv[32];
   __shared__ int si[32];
-  pdl_release<PDL>();
-  pdl_acquire<PDL>();
+  chain_release<PDL>();
+  chain_acquire<PDL>();
   float v = -INFINITY;
   int idx = 0x7fffffff;
   for (int i = threadIdx.x; i < a.vocab; i += blockDim.x) keep_better(v, idx, a.logits[i], i);
@@ -623,22 +598,6 @@ OP_PAIR(op_argmax, 1024, (DecodeArgs a), argmax_body<false>(a), argmax_body<true
 // ---------------------------------------------------------------------------------------------
 // Engine (c): the persistent cooperative kernel
 // ---------------------------------------------------------------------------------------------
-__device__ __forceinline__ unsigned long long acquire_load(const unsigned long long* p) {
-#if defined(PORT_HIP)
-  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
-#else
-  unsigned long long v;
-  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-#endif
-}
-__device__ __forceinline__ void release_arrive(unsigned long long* p) {
-#if defined(PORT_HIP)
-  __hip_atomic_fetch_add(p, 1ull, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
-#else
-  asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
-#endif
-}
 // Failure path, out of line, on plain values (a reference to the kernel's parameter block
 // would force a local copy of the whole block).
 __device__ __noinline__ void report_timeout(SpinError* err, unsigned* abort_flag, int layer, int where,
@@ -657,10 +616,10 @@ __device__ __noinline__ void report_timeout(SpinError* err, unsigned* abort_flag
 __device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, unsigned* abort_flag, SpinError* err,
                                                     unsigned long long timeout, unsigned long long want, int layer,
                                                     int where) {
-  release_arrive(bar);
+  scope_release_increment_u64(bar);
   const unsigned long long start = port_const_clock();
   unsigned long long seen;
-  while ((seen = acquire_load(bar)) < want) {
+  while ((seen = scope_acquire_load_u64(bar)) < want) {
     if (*reinterpret_cast<volatile unsigned*>(abort_flag)) return false;
     if (port_const_clock() - start > timeout) {
       report_timeout(err, abort_flag, layer, where, want, seen);
@@ -849,7 +808,6 @@ __global__ void poison_position_kernel(__half* kc, __half* vc, size_t rows, int 
   kc[at] = __half(nan_bits);
   vc[at] = __half(nan_bits);
 }
-__global__ void read_timer_kernel(unsigned long long* out) { *out = port_const_clock(); }
 
 // ---------------------------------------------------------------------------------------------
 // Host side
@@ -1409,25 +1367,6 @@ Summary time_steps(const std::function<void(int)>& enqueue, const TimingPlan& pl
   return summarize(ms);
 }
 
-double measure_timer_hz() {
-  unsigned long long* d = device_alloc<unsigned long long>(2);
-  unsigned long long t[2] = {0, 0};
-  read_timer_kernel<<<1, 1>>>(d);  // warm: module load, first launch
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const auto h0 = std::chrono::steady_clock::now();
-  read_timer_kernel<<<1, 1>>>(d);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  read_timer_kernel<<<1, 1>>>(d + 1);
-  CHECK_CUDA(cudaDeviceSynchronize());
-  const double host_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - h0).count();
-  CHECK_CUDA(cudaMemcpy(t, d, sizeof t, cudaMemcpyDeviceToHost));
-  (void)cudaFree(d);
-  const double hz = (t[1] - t[0]) / host_s;
-  if (!(hz > 1e6)) FAIL("the constant-rate clock did not advance (%llu -> %llu)", t[0], t[1]);
-  return hz;
-}
-
 std::string fmt(double v, int prec) {
   char b[64];
   std::snprintf(b, sizeof b, "%.*f", prec, v);
@@ -1513,9 +1452,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
       sweep.push_back({b, time_steps([&](int) { pers.launch(st, kStAll, b); }, o.plan, st)});
       check_spins(m, "prefetch sweep");
     }
-    for (auto& p : sweep)
-      if (p.second.median < sweep.front().second.median) std::swap(p, sweep.front());
-    pf = sweep.front().first;
+    size_t best = 0;
+    for (size_t i = 1; i < sweep.size(); ++i)
+      if (sweep[i].second.median < sweep[best].second.median) best = i;
+    pf = sweep[best].first;
   }
   for (auto& e : engines) {
     say(ex, "%s: timing %s (%d x %d steps)", s.name, e.name.c_str(), o.plan.reps, o.plan.iters);
@@ -1708,7 +1648,7 @@ int main(int argc, char** argv) {
 
   const Ceiling ceiling = obtain_ceiling(ex);
   o.ceiling_gbps = ceiling.gbps;
-  const double hz = measure_timer_hz();
+  const double hz = measure_const_clock_hz();
   o.timeout_ticks = static_cast<unsigned long long>(timeout_ms * 1e-3 * hz);
   o.prediction_path = prediction.empty() ? ex.results_dir() + "/report.json" : prediction;
   {

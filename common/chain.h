@@ -1,0 +1,40 @@
+// chain.h: the device primitives of a chain of dependent batch-1 kernels (a decode step):
+// the streaming 16-byte weight load and programmatic dependent launch. 06-decode uses them;
+// 02-gemv's chained rungs spell the same two things (load_weights16, pdl_launch_dependents /
+// pdl_wait) and can move here.
+#pragma once
+#include "port.h"
+#include "stream_read.h"  // vec4u
+
+// Weights are read once per token: no L1 allocation (nothing reuses them), and on sm_90 the L2
+// fetches the whole 256-byte group the neighbouring lanes will want. gfx942: non-temporal.
+// volatile keeps the loads in program order ahead of griddepcontrol.wait, so a chained kernel
+// can have its weights in flight while it waits for its predecessor.
+__device__ __forceinline__ vec4u chain_weight_load(const void* p) {
+#if defined(PORT_HIP)
+  return __builtin_nontemporal_load(static_cast<const vec4u*>(p));
+#else
+  vec4u v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+#endif
+}
+
+// Programmatic dependent launch (sm_90): chain_release lets the next grid in the stream launch
+// now; chain_acquire waits until the previous grid has completed and its memory is visible.
+// Everything a kernel writes, and every read of its predecessor's output, must follow the
+// acquire. No-ops where PDL does not exist (sm_80, gfx942) and when PDL is false.
+template <bool PDL>
+__device__ __forceinline__ void chain_release() {
+#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+template <bool PDL>
+__device__ __forceinline__ void chain_acquire() {
+#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
