@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 #include "check.h"
+#include "bulk_copy.h"
 
 #if defined(PORT_HIP)
 typedef unsigned int vec4u __attribute__((ext_vector_type(4)));  // native vector: the nt builtin needs one
@@ -143,18 +144,14 @@ __device__ __forceinline__ void stream_bulk_body(const vec4u* __restrict__ p, si
   extern __shared__ __align__(128) vec4u ring[];
   __shared__ __align__(8) unsigned long long bar[kBulkStages];
   const size_t nchunks = (n + kBulkChunkVec - 1) / kBulkChunkVec;
-  auto bar_addr = [&](int s) { return static_cast<unsigned>(__cvta_generic_to_shared(&bar[s])); };
   auto issue = [&](size_t c, int s) {
     const size_t vecs = (c + 1) * kBulkChunkVec <= n ? kBulkChunkVec : n - c * kBulkChunkVec;
-    const unsigned bytes = static_cast<unsigned>(vecs * 16);
-    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(ring + s * kBulkChunkVec));
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar_addr(s)), "r"(bytes) : "memory");
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-                 ::"r"(dst), "l"(p + c * kBulkChunkVec), "r"(bytes), "r"(bar_addr(s)) : "memory");
+    bulk_load(smem_u32(ring + s * kBulkChunkVec), p + c * kBulkChunkVec, static_cast<unsigned>(vecs * 16),
+              smem_u32(&bar[s]));
   };
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kBulkStages; ++s) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar_addr(s)));
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    for (int s = 0; s < kBulkStages; ++s) bulk_bar_init(smem_u32(&bar[s]));
+    bulk_bar_init_fence();
   }
   __syncthreads();
   if (threadIdx.x == 0)
@@ -169,15 +166,7 @@ __device__ __forceinline__ void stream_bulk_body(const vec4u* __restrict__ p, si
     const size_t c = blockIdx.x + j * gridDim.x;
     if (c >= nchunks) break;
     const int s = static_cast<int>(j % kBulkStages);
-    const unsigned parity = static_cast<unsigned>((j / kBulkStages) & 1);
-    // Wait for the chunk, with a timeout: a lost completion traps instead of hanging the GPU.
-    for (unsigned spin = 0;; ++spin) {
-      unsigned done;
-      asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
-                   : "=r"(done) : "r"(bar_addr(s)), "r"(parity) : "memory");
-      if (done) break;
-      if ((spin & 1023) == 1023 && port_const_clock() - t0 > 10000000000ull) __trap();
-    }
+    bulk_wait(smem_u32(&bar[s]), static_cast<unsigned>((j / kBulkStages) & 1), t0, kBulkTimeoutTicks);
     const size_t vecs = (c + 1) * kBulkChunkVec <= n ? kBulkChunkVec : n - c * kBulkChunkVec;
     for (size_t i = threadIdx.x; i < vecs; i += blockDim.x) {
       vec4u v = ring[s * kBulkChunkVec + i];
@@ -186,7 +175,7 @@ __device__ __forceinline__ void stream_bulk_body(const vec4u* __restrict__ p, si
     }
     __syncthreads();  // every thread is done with stage s before the engine refills it
     if (threadIdx.x == 0) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      bulk_refill_fence();
       const size_t cn = c + static_cast<size_t>(kBulkStages) * gridDim.x;
       if (cn < nchunks) issue(cn, s);
     }
