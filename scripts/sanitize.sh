@@ -1,27 +1,61 @@
 #!/usr/bin/env bash
 # make sanitize (on a GPU): every experiment in --quick mode under compute-sanitizer's
-# memcheck, racecheck, synccheck and initcheck. Counts the errors each tool reports.
+# memcheck, racecheck, synccheck and initcheck; counts the errors each tool reports and writes
+# build/sanitize/summary.json ({"sanitizer_runs", "sanitizer_errors", "sanitizer_failed_runs"}).
+# The experiments run side by side (one background job each, its four tools in turn): the
+# sanitizers are mostly host-bound, and timings under them mean nothing anyway. A run that
+# exceeds SANITIZE_TIMEOUT seconds (default 400) counts as failed, never as clean.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 export SUITE_RESULTS_ROOT=build/results-quick
+export SUITE_SANITIZE=1  # timing plans shrink to one launch (common/timing.h)
 CS=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
 [ -x "$CS" ] || { echo "sanitize: skipped: compute-sanitizer not found"; exit 77; }
+TOOLS=${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
 mkdir -p build/sanitize
-total=0; runs=0; bad=0
+rm -f build/sanitize/*.result
+one() {  # experiment binary: its four tools in turn, one result line per tool
+  local e=$1 name tool log rc n
+  name=$(basename "$(dirname "$e")")
+  for tool in $TOOLS; do
+    log=build/sanitize/$name.$tool.txt
+    local t0=$(date +%s)
+    timeout "${SANITIZE_TIMEOUT:-400}" "$CS" --tool "$tool" --error-exitcode 99 ${SANITIZE_ARGS:-} "$e" --quick > "$log" 2>&1
+    rc=$?
+    # memcheck/synccheck/initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY:
+    # H hazards displayed (N errors, W warnings)". No summary line: the run did not finish.
+    n=$(grep -oE "ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: .*\(([0-9]+) errors" "$log" | tail -1 | grep -oE "[0-9]+" | tail -1)
+    [ -n "$n" ] || n=-1
+    # Reports inside the vendor library's own kernels (cuBLAS's nvjet/cutlass/xmma): counted
+    # apart, never as ours, and listed in the summary.
+    v=$(grep -cE "^========= +(Error|Warning): .* at (nvjet|cublas|cutlass|sm[0-9]+_xmma|gemv2|gemvx)" "$log")
+    echo "$name $tool $rc $n $(( $(date +%s) - t0 )) $v" >> "build/sanitize/$name.result"
+  done
+}
+for e in "$@"; do one "$e" & done
+wait
+runs=0; bad=0; errors=0; skipped=0; vendor=0; records=""
 for e in "$@"; do
   name=$(basename "$(dirname "$e")")
-  for tool in memcheck racecheck synccheck initcheck; do
-    log=build/sanitize/$name.$tool.txt
-    "$CS" --tool "$tool" --error-exitcode 99 ${SANITIZE_ARGS:-} "$e" --quick > "$log" 2>&1
-    rc=$?
-    n=$(grep -oE "ERROR SUMMARY: [0-9]+" "$log" | tail -1 | grep -oE "[0-9]+$" || echo "?")
-    [ "$n" = "?" ] && n=$([ $rc -eq 0 ] && echo 0 || echo 1)
-    runs=$((runs + 1)); total=$((total + n))
-    if [ $rc -eq 77 ]; then echo "SKIP $name $tool: no GPU"; continue; fi
-    if [ $rc -ne 0 ] || [ "$n" != 0 ]; then bad=$((bad + 1)); echo "FAIL $name $tool: exit $rc, $n errors"; tail -5 "$log";
-    else echo "PASS $name $tool: 0 errors"; fi
-  done
+  while read -r _ tool rc n secs v; do
+    runs=$((runs + 1))
+    ours=$n; [ "$n" -ge 0 ] && ours=$((n - v))
+    vendor=$((vendor + v))
+    records="$records${records:+, }{\"experiment\": \"$name\", \"tool\": \"$tool\", \"exit\": $rc, \"errors\": $n, \"vendor_errors\": $v, \"seconds\": $secs}"
+    if [ "$rc" = 77 ]; then skipped=$((skipped + 1)); echo "SKIP $name $tool: no GPU"; continue; fi
+    if [ "$ours" = 0 ] && { [ "$rc" = 0 ] || { [ "$rc" = 99 ] && [ "$v" -gt 0 ]; }; }; then
+      note=""; [ "$v" -gt 0 ] && note=" ($v reported inside the vendor library kernels)"
+      echo "PASS $name $tool: 0 errors in our kernels$note (${secs}s)"; continue
+    fi
+    bad=$((bad + 1))
+    if [ "$ours" -gt 0 ] 2>/dev/null; then errors=$((errors + ours)); fi
+    case $rc in 124) why="timed out after ${secs}s";; 99) why="$n errors";; *) why="exit $rc, ${n} errors";; esac
+    echo "FAIL $name $tool: $why (build/sanitize/$name.$tool.txt)"
+    grep -E "^========= (Invalid|Race|Barrier|Uninitialized|Error|Program hit)|ERROR" "build/sanitize/$name.$tool.txt" | head -4
+    tail -3 "build/sanitize/$name.$tool.txt"
+  done < "build/sanitize/$name.result"
 done
-echo "{\"sanitizer_runs\": $runs, \"sanitizer_errors\": $total}" > build/sanitize/summary.json
-echo "sanitize: $((runs - bad)) passed, $bad failed ($total errors)"
+if [ $skipped -eq $runs ] && [ $runs -gt 0 ]; then echo "sanitize: skipped: no GPU"; exit 77; fi
+echo "{\"sanitizer_runs\": $runs, \"sanitizer_errors\": $errors, \"sanitizer_failed_runs\": $bad, \"sanitizer_vendor_errors\": $vendor, \"runs\": [$records]}" > build/sanitize/summary.json
+echo "sanitize: $((runs - bad - skipped)) passed, $bad failed ($errors errors reported)"
 [ $bad -eq 0 ]
