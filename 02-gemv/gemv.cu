@@ -50,6 +50,26 @@ typedef void (*GemvKernel)(const __half*, const __half*, __half*, int, int);
 // ---------------------------------------------------------------------------------------------
 // Building blocks
 // ---------------------------------------------------------------------------------------------
+// The ring rungs' geometry (v6 ring, v8; kernels below): stages of up to 32 KB of whole rows.
+constexpr int kRingStageBytes = 32768;
+constexpr int kRingMaxStages = 8;
+constexpr int kRingThreads = 256;
+constexpr int kRingMaxRows = 8;
+__host__ __device__ inline int ring_rows_per_stage(int K) {
+  const int r = kRingStageBytes / (2 * K);
+  return r < 1 ? 1 : (r > kRingMaxRows ? kRingMaxRows : r);
+}
+inline size_t ring_smem_bytes(int K, int stages) { return static_cast<size_t>(stages) * ring_rows_per_stage(K) * 2 * K; }
+// CUDA on sm_90 only (the copy engine); K a multiple of 2048 (whole 16-byte columns per
+// thread) and a row within one stage.
+inline bool ring_applies(int K) {
+#if defined(PORT_HIP)
+  (void)K;
+  return false;
+#else
+  return K % 2048 == 0 && K <= 16384;
+#endif
+}
 #if defined(PORT_HIP)
 typedef _Float16 gemv_half2_t __attribute__((ext_vector_type(2)));
 #endif
@@ -149,6 +169,22 @@ __device__ __forceinline__ void pdl_wait() {
 #if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+
+// Ask L2 for the 128-byte lines of bytes [p, p + bytes) without waiting or using a register:
+// lane l takes lines l, l + 32, ... The chained kernels call it before griddepcontrol.wait for
+// the part of their first row group that the registers cannot hold, so those bytes stream
+// from DRAM during the previous kernel's tail. No-op on HIP (the host never chains there).
+__device__ __forceinline__ void prefetch_l2_line(const void* p) {
+#if !defined(PORT_HIP)
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p) : "memory");
+#else
+  (void)p;
+#endif
+}
+__device__ __forceinline__ void prefetch_l2(const __half* p, size_t bytes, int lane) {
+  const char* c = reinterpret_cast<const char*>(p);
+  for (size_t off = static_cast<size_t>(lane) * 128; off < bytes; off += 32 * 128) prefetch_l2_line(c + off);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -307,6 +343,88 @@ GEMV_STAMP_ROWS(2, 8)
 GEMV_STAMP_ROWS(4, 4)
 
 // ---------------------------------------------------------------------------------------------
+// v4p: rows in flight, software-pipelined. A warp's work is a stream of chunks (row group,
+// C 16-byte vectors per lane per row); the loads of chunk i+1 are issued before chunk i is
+// consumed, so a warp is never without R*C loads in flight (two register buffers, unrolled by
+// two so neither is copied). Needs K % (256 C) == 0: whole chunks, no guarded tail.
+// PDL: chunk 0 in registers and the rest of the first group in L2 before griddepcontrol.wait.
+// ---------------------------------------------------------------------------------------------
+template <int R, int C>
+__device__ __forceinline__ void pipe_load(const __half* W, int K, int N, int row0, int v0, int lane, vec4u (&b)[R][C]) {
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const __half* wr = W + static_cast<size_t>(min(row0 + r, N - 1)) * K + 8 * (v0 + lane);
+#pragma unroll
+    for (int c = 0; c < C; ++c) b[r][c] = load_weights16(wr + 8 * PORT_WARP_SIZE * c);
+  }
+}
+template <int R, int C>
+__device__ __forceinline__ void pipe_consume(const __half* x, __half* y, int N, int row0, int v0, int lane, bool first,
+                                             bool last, const vec4u (&b)[R][C], float (&acc)[R][2]) {
+  if (first) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = 0.f;
+  }
+#pragma unroll
+  for (int c = 0; c < C; ++c) {
+    const vec4u xv = load_x16(x + 8 * (v0 + lane + PORT_WARP_SIZE * c));
+#pragma unroll
+    for (int r = 0; r < R; ++r) dot8(b[r][c], xv, acc[r][0], acc[r][1]);
+  }
+  if (last) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const float s = warp_sum(acc[r][0] + acc[r][1]);
+      if (lane == 0 && row0 + r < N) y[row0 + r] = __float2half(s);
+    }
+  }
+}
+
+template <int R, int C, bool PDL>
+__device__ __forceinline__ void rows_pipelined(GEMV_ARGS) {
+  const int lane = threadIdx.x % PORT_WARP_SIZE;
+  const int warps = blockDim.x / PORT_WARP_SIZE;
+  const int all_warps = gridDim.x * warps;
+  const int gw = blockIdx.x * warps + threadIdx.x / PORT_WARP_SIZE;
+  const int step = PORT_WARP_SIZE * C;  // vectors per row per chunk
+  const int nch = (K / 8) / step;       // chunks per row group
+  const int groups = (N + R - 1) / R;
+  const int items = gw < groups ? ((groups - 1 - gw) / all_warps + 1) * nch : 0;
+  pdl_launch_dependents<PDL>();
+  vec4u a[R][C], b[R][C];
+  float acc[R][2];
+  // item i: group gw + (i / nch) * all_warps, chunk i % nch
+  auto row0_of = [&](int i) { return (gw + (i / nch) * all_warps) * R; };
+  auto v0_of = [&](int i) { return (i % nch) * step; };
+  if (items > 0) {
+    pipe_load<R, C>(W, K, N, row0_of(0), 0, lane, a);
+    if (PDL && nch > 1)
+      for (int r = 0; r < R && row0_of(0) + r < N; ++r)
+        prefetch_l2(W + static_cast<size_t>(row0_of(0) + r) * K + 8 * step, static_cast<size_t>(K / 8 - step) * 16, lane);
+  }
+  pdl_wait<PDL>();
+#pragma unroll 1
+  for (int i = 0; i < items; i += 2) {
+    if (i + 1 < items) pipe_load<R, C>(W, K, N, row0_of(i + 1), v0_of(i + 1), lane, b);
+    pipe_consume<R, C>(x, y, N, row0_of(i), v0_of(i), lane, i % nch == 0, i % nch == nch - 1, a, acc);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) pipe_load<R, C>(W, K, N, row0_of(i + 2), v0_of(i + 2), lane, a);
+    pipe_consume<R, C>(x, y, N, row0_of(i + 1), v0_of(i + 1), lane, (i + 1) % nch == 0, (i + 1) % nch == nch - 1, b, acc);
+  }
+}
+
+#define GEMV_STAMP_PIPE(R, C)                                                                                  \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_rows_pipelined_r##R##c##C(GEMV_ARGS) {                \
+    rows_pipelined<R, C, false>(W, x, y, N, K);                                                                 \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_rows_pipelined_r##R##c##C##_pdl(GEMV_ARGS) {          \
+    rows_pipelined<R, C, true>(W, x, y, N, K);                                                                  \
+  }
+GEMV_STAMP_PIPE(1, 8)
+GEMV_STAMP_PIPE(2, 4)
+GEMV_STAMP_PIPE(4, 2)
+
+// ---------------------------------------------------------------------------------------------
 // v5: split-K, block per row group. A whole block shares R rows: each thread takes 16-byte
 // vectors blockDim apart (C of them in flight per row), so a long row (K = 14336: 28 KB) is
 // read by 256 threads at once instead of one warp; warps combine through shared memory.
@@ -460,6 +578,224 @@ GEMV_STAMP_TENSOR(1)
 GEMV_STAMP_TENSOR(2)
 GEMV_STAMP_TENSOR(4)
 GEMV_STAMP_TENSOR(8)
+
+// v6p: tensor cores, software-pipelined, y^T = x^T W^T (as the ring variant below): a team of KS
+// warps owns 8 rows (mma's n = 8 columns of B are 8 rows of W, k-contiguous: W's own layout);
+// A = x in row 0 (rows 1-15 zero), so D's row 0 holds the 8 results. Lane (g, t) reads row g's
+// 16 bytes at k = k0 + 32c + 8t (c < 8) and feeds two m16n8k16 mmas, the k order permuted the
+// same way in A and B. Member m of a team takes chunks m, m+KS, ...; the next chunk's 8 loads
+// are issued before the current one is consumed; the team's KS partial sums meet in shared
+// memory behind a named barrier (bar.sync 1 + team). No shuffles at all.
+template <int KS>
+__device__ __forceinline__ void tcp_load(const __half* W, int K, int N, int row0, int k0, int g, int t, vec4u (&b)[8]) {
+  const __half* wr = W + static_cast<size_t>(min(row0 + g, N - 1)) * K + k0 + 8 * t;
+#pragma unroll
+  for (int c = 0; c < 8; ++c) b[c] = load_weights16(wr + 32 * c);
+}
+__device__ __forceinline__ void tcp_consume(const __half* x, int k0, int g, int t, const vec4u (&b)[8], float (&d)[2][4]) {
+#pragma unroll
+  for (int c = 0; c < 8; ++c) {
+    const vec4u xv = g == 0 ? load_x16(x + k0 + 32 * c + 8 * t) : zero4();
+    mma_16816(d[c & 1], xv.x, 0u, xv.y, 0u, b[c].x, b[c].y);
+    mma_16816(d[c & 1], xv.z, 0u, xv.w, 0u, b[c].z, b[c].w);
+  }
+}
+template <int KS, bool PDL>
+__device__ __forceinline__ void tensor_core_pipelined(GEMV_ARGS) {
+  __shared__ float part[2][8][KS][8];  // [group parity][team][member][row]: 256 threads = 8 / KS teams
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int teams = (blockDim.x >> 5) / KS;
+  const int team = warp / KS, mem = warp % KS;
+  const int all_teams = gridDim.x * teams;
+  const int gt = blockIdx.x * teams + team;
+  const int g = lane >> 2, t = lane & 3;
+  const int per = (K / 256) / KS;  // chunks (256 columns) per member per group; host: K % (256 KS) == 0
+  const int groups = (N + 7) / 8;
+  const int items = gt < groups ? ((groups - 1 - gt) / all_teams + 1) * per : 0;
+  auto row0_of = [&](int i) { return (gt + (i / per) * all_teams) * 8; };
+  auto k0_of = [&](int i) { return ((i % per) * KS + mem) * 256; };
+  pdl_launch_dependents<PDL>();
+  vec4u a[8], b[8];
+  float d[2][4] = {};
+  int parity = 0;
+  auto finish = [&](int i) {  // after the last chunk of a group: D row 0 -> y
+    if (i % per != per - 1) return;
+    const float y0 = d[0][0] + d[1][0], y1 = d[0][1] + d[1][1];  // columns 2t, 2t+1 of row 0 (lanes 0-3)
+    const int row0 = row0_of(i);
+    if (KS == 1) {
+      if (g == 0) {
+        if (row0 + 2 * t < N) y[row0 + 2 * t] = __float2half(y0);
+        if (row0 + 2 * t + 1 < N) y[row0 + 2 * t + 1] = __float2half(y1);
+      }
+    } else {
+      if (g == 0) {
+        part[parity][team][mem][2 * t] = y0;
+        part[parity][team][mem][2 * t + 1] = y1;
+      }
+      asm volatile("bar.sync %0, %1;" ::"r"(1 + team), "r"(32 * KS) : "memory");
+      if (mem == 0 && lane < 8 && row0 + lane < N) {
+        float s = 0.f;
+#pragma unroll
+        for (int m = 0; m < KS; ++m) s += part[parity][team][m][lane];
+        y[row0 + lane] = __float2half(s);
+      }
+      parity ^= 1;
+    }
+#pragma unroll
+    for (int u = 0; u < 2; ++u)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) d[u][e] = 0.f;
+  };
+  if (items > 0) tcp_load<KS>(W, K, N, row0_of(0), k0_of(0), g, t, a);
+  if (PDL && items > 1) {  // the rest of this member's first group, into L2
+    const __half* wr = W + static_cast<size_t>(min(row0_of(0) + g, N - 1)) * K;
+    for (int j = 1; j < per && j < items; ++j) prefetch_l2_line(wr + k0_of(j) + 64 * t);  // 4 lanes x 128 B per row
+  }
+  pdl_wait<PDL>();
+#pragma unroll 1
+  for (int i = 0; i < items; i += 2) {
+    if (i + 1 < items) tcp_load<KS>(W, K, N, row0_of(i + 1), k0_of(i + 1), g, t, b);
+    tcp_consume(x, k0_of(i), g, t, a, d);
+    finish(i);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) tcp_load<KS>(W, K, N, row0_of(i + 2), k0_of(i + 2), g, t, a);
+    tcp_consume(x, k0_of(i + 1), g, t, b, d);
+    finish(i + 1);
+  }
+}
+#define GEMV_STAMP_TCP(KS)                                                                                     \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_tensor_core_pipelined_ks##KS(GEMV_ARGS) {             \
+    tensor_core_pipelined<KS, false>(W, x, y, N, K);                                                            \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 2) gemv_tensor_core_pipelined_ks##KS##_pdl(GEMV_ARGS) {       \
+    tensor_core_pipelined<KS, true>(W, x, y, N, K);                                                             \
+  }
+GEMV_STAMP_TCP(1)
+GEMV_STAMP_TCP(2)
+GEMV_STAMP_TCP(4)
+
+// ---------------------------------------------------------------------------------------------
+// v8 (and v6's ring variant): a bulk-copy ring. The copy engine (cp.async.bulk, common/
+// bulk_copy.h) streams a block's row groups into a ring of S shared-memory stages of up to
+// 32 KB (rps = 32 KB / 2K whole rows, contiguous in W); one thread re-arms a stage as soon as
+// the block is done with it, so every SM keeps S x 32 KB in flight with no load instruction
+// per 16 B and no register cost: the warps only compute. A block takes the row groups
+// b, b + grid, ... (the host requires K % 2048 == 0 and K <= 16384).
+//   CUDA cores (gemv_bulk_ring): thread t owns the 16-byte columns t + 256 q (q < K/2048) of
+//   every row, x for them in registers; per stage a butterfly per row, warps meet in shared
+//   memory.
+//   Tensor cores (gemv_tensor_core_ring): y^T = x^T W^T: A = x in row 0 of a 16x16 tile (rows
+//   1-15 zero), B = 8 rows of W as columns (mma's "col" B is k-contiguous per column: W's own
+//   layout), D's row 0 = 8 results. Lane (g, t) reads row g's 16 bytes at k = 32q + 8t and
+//   feeds two m16n8k16 mmas with the k order permuted identically in A and B; warp w takes
+//   k-slice w of the stage; no shuffles, warps meet in shared memory.
+// Chained (_pdl): the first S stages are requested before griddepcontrol.wait (weights do not
+// depend on the previous kernel), x after it; with one block per SM and three stages the next
+// kernel's block fits beside this one, so its first 96 KB per SM arrive during this one's tail.
+// ---------------------------------------------------------------------------------------------
+template <bool TC, bool PDL>
+__device__ __forceinline__ void bulk_ring(GEMV_ARGS) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ __align__(128) vec4u ring_smem[];
+  unsigned char* ring = reinterpret_cast<unsigned char*>(ring_smem);
+  __shared__ __align__(8) unsigned long long bar[kRingMaxStages];
+  __shared__ float part[2][kRingMaxRows][kRingThreads / 32];
+  unsigned dyn;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+  const int rps = ring_rows_per_stage(K);
+  const unsigned stage_bytes = static_cast<unsigned>(rps) * K * 2;
+  const int S = min(kRingMaxStages, static_cast<int>(dyn / stage_bytes));
+  const int groups = (N + rps - 1) / rps;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int G = gridDim.x, b = blockIdx.x;
+  const int mine = b < groups ? (groups - 1 - b) / G + 1 : 0;  // row groups of this block
+  pdl_launch_dependents<PDL>();
+  auto issue = [&](int j) {  // this block's j-th row group into stage j % S
+    const int grp = b + j * G;
+    const int rows = min(rps, N - grp * rps);
+    bulk_load(smem_u32(ring + (j % S) * stage_bytes), W + static_cast<size_t>(grp) * rps * K,
+              static_cast<unsigned>(rows) * K * 2, smem_u32(&bar[j % S]));
+  };
+  if (tid == 0) {
+    for (int s = 0; s < S; ++s) bulk_bar_init(smem_u32(&bar[s]));
+    bulk_bar_init_fence();
+    for (int j = 0; j < S && j < mine; ++j) issue(j);  // weights first: before the wait
+  }
+  __syncthreads();
+  pdl_wait<PDL>();
+  const int m = K / 2048;  // CUDA cores: 16-byte columns per thread per row
+  vec4u xr[8];
+  if (!TC) {
+#pragma unroll
+    for (int q = 0; q < 8; ++q) xr[q] = q < m ? load_x16(x + 8 * (tid + kRingThreads * q)) : zero4();
+  }
+  const int g = lane >> 2, t = lane & 3;
+  const int kw = warp * (K / 8);  // tensor cores: this warp's k-slice of every row
+  const unsigned long long t0 = port_const_clock();
+  for (int j = 0; j < mine; ++j) {
+    const int s = j % S;
+    bulk_wait(smem_u32(&bar[s]), static_cast<unsigned>((j / S) & 1), t0, kBulkTimeoutTicks);
+    const int grp = b + j * G;
+    const int rows = min(rps, N - grp * rps);
+    const unsigned char* st = ring + s * stage_bytes;
+    if (!TC) {
+      const vec4u* sv = reinterpret_cast<const vec4u*>(st);
+#pragma unroll
+      for (int r = 0; r < kRingMaxRows; ++r) {
+        if (r >= rows) break;
+        float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+        for (int q = 0; q < 8; ++q)
+          if (q < m) dot8(sv[r * (K / 8) + tid + kRingThreads * q], xr[q], a0, a1);
+        const float sum = warp_sum(a0 + a1);
+        if (lane == 0) part[j & 1][r][warp] = sum;
+      }
+    } else {
+      float d[4][4] = {};  // four accumulators: four independent mma chains
+      const __half* wrow = reinterpret_cast<const __half*>(st) + static_cast<size_t>(min(g, rows - 1)) * K + kw + 8 * t;
+      const __half* xk = x + kw + 8 * t;
+      const int nq = K / 256;  // 32-wide k groups in the slice: a multiple of 8
+#pragma unroll 1
+      for (int q0 = 0; q0 < nq; q0 += 4) {
+#pragma unroll
+        for (int u = 0; u < 4; ++u) {
+          const int q = q0 + u;
+          const vec4u w = g < rows ? *reinterpret_cast<const vec4u*>(wrow + 32 * q) : zero4();
+          const vec4u xv = g == 0 ? load_x16(xk + 32 * q) : zero4();
+          mma_16816(d[u], xv.x, 0u, xv.y, 0u, w.x, w.y);
+          mma_16816(d[u], xv.z, 0u, xv.w, 0u, w.z, w.w);
+        }
+      }
+      if (g == 0) {  // D row 0: columns 2t, 2t+1 are rows 2t, 2t+1 of the stage
+        const float y0 = (d[0][0] + d[1][0]) + (d[2][0] + d[3][0]);
+        const float y1 = (d[0][1] + d[1][1]) + (d[2][1] + d[3][1]);
+        if (2 * t < rows) part[j & 1][2 * t][warp] = y0;
+        if (2 * t + 1 < rows) part[j & 1][2 * t + 1][warp] = y1;
+      }
+    }
+    __syncthreads();  // the stage is consumed and part[j & 1] complete
+    if (tid == 0 && j + S < mine) {
+      bulk_refill_fence();
+      issue(j + S);
+    }
+    if (tid < rows) {
+      float sum = 0.f;
+#pragma unroll
+      for (int w = 0; w < kRingThreads / 32; ++w) sum += part[j & 1][tid][w];
+      y[grp * rps + tid] = __float2half(sum);
+    }
+  }
+#else
+  (void)W; (void)x; (void)y; (void)N; (void)K;
+  __trap();  // needs sm_90: the host never selects it on older devices
+#endif
+}
+
+#define GEMV_STAMP_RING(NAME, TC)                                                                                \
+  extern "C" __global__ void __launch_bounds__(kRingThreads, 2) NAME(GEMV_ARGS) { bulk_ring<TC, false>(W, x, y, N, K); } \
+  extern "C" __global__ void __launch_bounds__(kRingThreads, 2) NAME##_pdl(GEMV_ARGS) { bulk_ring<TC, true>(W, x, y, N, K); }
+GEMV_STAMP_RING(gemv_bulk_ring, false)
+GEMV_STAMP_RING(gemv_tensor_core_ring, true)
 #endif  // !PORT_HIP
 
 #if !defined(PORT_HIP)
@@ -487,7 +823,7 @@ constexpr double kWorkingSetOverL2 = 4.0;
 // ---------------------------------------------------------------------------------------------
 // The hand-written rungs, one table (the launcher, the grid rules and the rows all read it).
 // ---------------------------------------------------------------------------------------------
-enum Kind { kWarpPerRow, kRowsInFlight, kSplitK, kTensor };
+enum Kind { kWarpPerRow, kRowsInFlight, kSplitK, kTensor, kRing, kPipe, kTensorPipe };
 struct Hand {
   int rung;
   const char* version;  // the rung's name (what it does)
@@ -511,6 +847,12 @@ const std::vector<Hand>& hand_rungs() {
        kRowsInFlight, 2, 1},
       {4, "rows in flight", "r4 c4", "gemv_rows_in_flight_r4", gemv_rows_in_flight_r4, gemv_rows_in_flight_r4_pdl,
        kRowsInFlight, 4, 1},
+      {4, "rows in flight", "r1 c8 pipelined", "gemv_rows_pipelined_r1c8", gemv_rows_pipelined_r1c8,
+       gemv_rows_pipelined_r1c8_pdl, kPipe, 1, 8},
+      {4, "rows in flight", "r2 c4 pipelined", "gemv_rows_pipelined_r2c4", gemv_rows_pipelined_r2c4,
+       gemv_rows_pipelined_r2c4_pdl, kPipe, 2, 4},
+      {4, "rows in flight", "r4 c2 pipelined", "gemv_rows_pipelined_r4c2", gemv_rows_pipelined_r4c2,
+       gemv_rows_pipelined_r4c2_pdl, kPipe, 4, 2},
       {5, "split-K block per row", "r1 c8", "gemv_split_k_r1", gemv_split_k_r1, gemv_split_k_r1_pdl, kSplitK, 1, 1},
       {5, "split-K block per row", "r2 c4", "gemv_split_k_r2", gemv_split_k_r2, gemv_split_k_r2_pdl, kSplitK, 2, 1},
 #if !defined(PORT_HIP)
@@ -522,6 +864,15 @@ const std::vector<Hand>& hand_rungs() {
        kTensor, 16, 4},
       {6, "tensor core mma.sync", "ks8", "gemv_tensor_core_ks8", gemv_tensor_core_ks8, gemv_tensor_core_ks8_pdl,
        kTensor, 16, 8},
+      {6, "tensor core mma.sync", "pipelined ks1", "gemv_tensor_core_pipelined_ks1", gemv_tensor_core_pipelined_ks1,
+       gemv_tensor_core_pipelined_ks1_pdl, kTensorPipe, 8, 1},
+      {6, "tensor core mma.sync", "pipelined ks2", "gemv_tensor_core_pipelined_ks2", gemv_tensor_core_pipelined_ks2,
+       gemv_tensor_core_pipelined_ks2_pdl, kTensorPipe, 8, 2},
+      {6, "tensor core mma.sync", "pipelined ks4", "gemv_tensor_core_pipelined_ks4", gemv_tensor_core_pipelined_ks4,
+       gemv_tensor_core_pipelined_ks4_pdl, kTensorPipe, 8, 4},
+      {6, "tensor core mma.sync", "bulk-copy ring", "gemv_tensor_core_ring", gemv_tensor_core_ring,
+       gemv_tensor_core_ring_pdl, kRing, 0, 0},
+      {8, "bulk-copy ring", "CUDA cores", "gemv_bulk_ring", gemv_bulk_ring, gemv_bulk_ring_pdl, kRing, 0, 0},
 #endif
   };
   return h;
@@ -626,7 +977,7 @@ std::unique_ptr<Problem> make_problem(Experiment& ex, const Shape& s, int launch
   p->k = s.k;
   p->copies = copies_for(ex, s.n, s.k);
   // Every copy must be read once per replay for the rotation to defeat the L2.
-  p->launches = std::max<int>(launches_flag, static_cast<int>(p->copies));
+  p->launches = std::max<int>(sanitizing() ? 0 : launches_flag, static_cast<int>(p->copies));
   const size_t nk = static_cast<size_t>(s.n) * s.k;
   const uint64_t ws = static_cast<uint64_t>(p->copies) * nk * sizeof(__half);
   WorkingSetVerdict v = check_working_set(ws, ex.l2_bytes(), kWorkingSetOverL2);
@@ -808,6 +1159,7 @@ struct Config {
   const Hand* hand = nullptr;  // nullptr: a vendor rung
   int vendor = 0;              // 1 cuBLAS, 2 cuBLASLt / hipBLASLt
   int grid = 0, threads = 0;
+  int stages = 0;  // ring rungs: shared-memory stages (dynamic shared memory = stages x stage bytes)
   bool pdl = false;
   std::string grid_rule;  // why this grid
 };
@@ -828,8 +1180,8 @@ std::string describe(const Config& c) {
   char b[200];
   if (!c.hand) std::snprintf(b, sizeof b, "%s", version_name(c).c_str());
   else
-    std::snprintf(b, sizeof b, "%s %s, %d x %d%s", version_name(c).c_str(), c.hand->variant, c.grid, c.threads,
-                  c.pdl ? ", PDL" : "");
+    std::snprintf(b, sizeof b, "%s %s, %d x %d%s%s", version_name(c).c_str(), c.hand->variant, c.grid, c.threads,
+                  c.stages ? (", " + std::to_string(c.stages) + " stages").c_str() : "", c.pdl ? ", PDL" : "");
   return b;
 }
 
@@ -847,14 +1199,15 @@ class Planner {
   // The configurations of one hand-written rung at one shape. full: the 4096x4096 sweep.
   std::vector<Config> configs(const Hand& h, int n, int k, bool full, bool quick) const {
     std::vector<Config> out;
-    auto add = [&](int grid, int threads, const std::string& rule) {
+    auto add = [&](int grid, int threads, const std::string& rule, int stages = 0) {
       grid = std::max(1, grid);
       for (auto& c : out)
-        if (c.grid == grid && c.threads == threads) return;
+        if (c.grid == grid && c.threads == threads && c.stages == stages) return;
       Config c;
       c.hand = &h;
       c.grid = grid;
       c.threads = threads;
+      c.stages = stages;
       c.grid_rule = rule;
       out.push_back(c);
     };
@@ -871,7 +1224,8 @@ class Planner {
         add(one_row_per_warp, threads, "one row per warp");
         break;
       }
-      case kRowsInFlight: {
+      case kRowsInFlight:
+      case kPipe: {
         std::vector<int> tpbs = full && !quick ? std::vector<int>{128, 256} : std::vector<int>{256};  // __launch_bounds__(256, 2)
         for (int threads : tpbs) {
           const int wpb = threads / ex_.prop().warpSize;
@@ -900,6 +1254,28 @@ class Planner {
         const int tiles = (n + 15) / 16;
         add(tiles, threads, "one block per 16-row tile");
         if (full && !quick) add(std::min(tiles, occupancy(h, threads) * s), threads, "resident blocks");
+        break;
+      }
+      case kTensorPipe: {
+        const int threads = 256, teams = threads / ex_.prop().warpSize / h.ks;
+        const int groups = (n + 7) / 8;
+        const int needed = (groups + teams - 1) / teams;  // blocks for one group per team
+        const int resident = occupancy(h, threads) * s;
+        const int waves = (needed + resident - 1) / resident;
+        add((needed + waves - 1) / waves, threads, "balanced waves");
+        add(needed, threads, "one group per team");
+        if (!quick) add(std::min(needed, s), threads, "one block per SM");
+        break;
+      }
+      case kRing: {
+        if (!ring_applies(k)) break;
+        const int groups = (n + ring_rows_per_stage(k) - 1) / ring_rows_per_stage(k);
+        // Stages per block: 6 fill one SM's shared memory; 3 leave room for a second block
+        // (two per SM, or the next chained kernel's block beside this one).
+        add(std::min(groups, s), kRingThreads, "one block per SM, 6 stages", 6);
+        add(std::min(groups, 2 * s), kRingThreads, "two blocks per SM, 3 stages", 3);
+        add(std::min(groups, s), kRingThreads, "one block per SM, 3 stages (room for the next kernel)", 3);
+        if (full && !quick) add(std::min(groups, s), kRingThreads, "one block per SM, 4 stages", 4);
         break;
       }
     }
@@ -951,7 +1327,7 @@ class Runner {
       cudaLaunchConfig_t lc = {};
       lc.gridDim = dim3(c.grid);
       lc.blockDim = dim3(c.threads);
-      lc.dynamicSmemBytes = 0;
+      lc.dynamicSmemBytes = c.stages ? ring_smem_bytes(p.k, c.stages) : 0;
       lc.stream = s;
       cudaLaunchAttribute attr[1];
       attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
@@ -964,7 +1340,7 @@ class Runner {
 #endif
       return;
     }
-    c.hand->fn<<<c.grid, c.threads, 0, s>>>(w, p.x, p.y, p.n, p.k);
+    c.hand->fn<<<c.grid, c.threads, c.stages ? ring_smem_bytes(p.k, c.stages) : 0, s>>>(w, p.x, p.y, p.n, p.k);
   }
 
   CompareResult validate_y(const Problem& p, const std::string& what) {
@@ -1043,6 +1419,7 @@ Row result_row(const Result& r, const Problem* p) {
       .extra("kernel", symbol_name(r.cfg))
       .extra("rung", r.cfg.hand ? r.cfg.hand->rung : 0)
       .extra("grid_rule", r.cfg.grid_rule)
+      .extra("stages", r.cfg.stages)
       .extra("validated", true)
       .extra("bytes", gemv_bytes(r.n, r.k))
       .extra("max_us", r.us.max)
@@ -1082,6 +1459,14 @@ int main(int argc, char** argv) {
     if (!found) shapes = {{only_n, only_k, "--shape", false}};
   }
   Planner planner(ex);
+#if !defined(PORT_HIP)
+  if (ex.has_gpu() && ex.prop().major >= 9)
+    for (auto& h : hand_rungs())
+      if (h.kind == kRing)
+        for (GemvKernel f : {h.fn, h.pdl})
+          CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          6 * kRingStageBytes));  // the largest ring planned: 6 stages
+#endif
   const bool can_chain = kHaveCublas && ex.prop().major >= 9;  // PDL: CUDA on sm_90 and newer
 
   if (ex.list()) {
@@ -1165,6 +1550,9 @@ int main(int argc, char** argv) {
     // Hand-written rungs, isolated.
     for (auto& h : hand_rungs()) {
       if (p.k % 128 != 0 && h.kind == kTensor) continue;  // parse_shape and the shape list keep K % 128 == 0
+      if (h.kind == kRing && (!ring_applies(p.k) || ex.prop().major < 9)) continue;
+      if (h.kind == kPipe && (p.k / 8) % (PORT_HOST_WARP_SIZE * h.ks) != 0) continue;  // whole chunks only
+      if (h.kind == kTensorPipe && p.k % (256 * h.ks) != 0) continue;
       for (auto& c : planner.configs(h, p.n, p.k, full, quick)) {
         ex.progress(done++, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
         record(runner.run(c, p, plan));
@@ -1271,7 +1659,7 @@ int main(int argc, char** argv) {
     }();
     const Result* bv = best_of(r0.n, r0.k, "isolated", is_vendor);
     const Result* bh = best_of(r0.n, r0.k, "isolated", is_hand);
-    for (int rung = 0; rung <= 6; ++rung) {
+    for (int rung = 0; rung <= 8; ++rung) {
       std::vector<std::string> names;
       if (rung == 0) names = {"cuBLAS", kLtName};
       for (size_t vi = 0; vi < (rung == 0 ? names.size() : 1); ++vi) {
@@ -1320,7 +1708,7 @@ int main(int argc, char** argv) {
       const Result* iso = nullptr;
       for (auto& q : results)
         if (q.n == r.n && q.k == r.k && q.mode == "isolated" && q.cfg.hand == r.cfg.hand && q.cfg.grid == r.cfg.grid &&
-            q.cfg.threads == r.cfg.threads)
+            q.cfg.threads == r.cfg.threads && q.cfg.stages == r.cfg.stages)
           iso = &q;
       Row row;
       row.add("shape", shape_name(r.n, r.k))
