@@ -1606,7 +1606,7 @@ int main(int argc, char** argv) {
                 "kernel per op on a stream, a CUDA graph with PDL, and one persistent cooperative kernel, against "
                 "the bandwidth floor.");
   std::string model_flag, prediction;
-  long long steps = 0, prefetch_kb = 64, timeout_ms = 2000;
+  long long steps = 0, prefetch_kb = 64, timeout_ms = sanitizing() ? 60000 : 2000;  // sanitizers slow every spin
   ex.flags().add_string("model", &model_flag, "1b | 8b | all (default all; --quick: 1b)");
   ex.flags().add_int("steps", &steps, 1, 1000, "decode steps per timed batch (default 10; --quick 3)");
   ex.flags().add_string("prediction", &prediction, "report.json holding <model>_predicted_single_kernel_us (default <results dir>/report.json)");
