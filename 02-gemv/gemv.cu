@@ -1016,6 +1016,9 @@ struct Vendor {
     CHECK_CUBLAS(cublasCreate(&blas));
     CHECK_CUBLAS(cublasLtCreate(&lt));
     CHECK_CUDA(cudaMalloc(&workspace, workspace_bytes));
+    // Zeroed once: cuBLASLt's split-K reduction reads workspace words it has not written
+    // (compute-sanitizer initcheck reports them), so give it defined memory.
+    CHECK_CUDA(cudaMemset(workspace, 0, workspace_bytes));
     // A fixed workspace: cuBLAS must not allocate inside graph capture.
     CHECK_CUBLAS(cublasSetWorkspace(blas, workspace, workspace_bytes));
     CHECK_CUBLAS(cublasSetStream(blas, s));

@@ -612,7 +612,8 @@ int main(int argc, char** argv) {
   ex.start(argc, argv);
 
   const bool quick = ex.quick();
-  const long iters = iters_flag ? iters_flag : (quick ? 10000 : 100000);
+  // Under a sanitizer only the code paths matter: a short loop (racecheck instruments every access).
+  const long iters = iters_flag ? iters_flag : sanitizing() ? 200 : (quick ? 10000 : 100000);
   const int runs = quick ? 3 : 5;
   const long val_iters = 8;  // validation length: 128 or 256 instructions per chain
   const std::vector<int> warps = quick ? std::vector<int>{1, 32} : std::vector<int>{1, 4, 8, 16, 32};

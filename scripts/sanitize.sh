@@ -14,10 +14,11 @@ CS=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/b
 TOOLS=${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
 mkdir -p build/sanitize
 rm -f build/sanitize/*.result
-one() {  # experiment binary: its four tools in turn, one result line per tool
-  local e=$1 name tool log rc n
+one() {  # experiment binary[:tool,tool]: its tools in turn, one result line per tool
+  local e=${1%%:*} tools=$TOOLS name tool log rc n
+  [ "$1" != "$e" ] && tools=${1#*:} && tools=${tools//,/ }
   name=$(basename "$(dirname "$e")")
-  for tool in $TOOLS; do
+  for tool in $tools; do
     log=build/sanitize/$name.$tool.txt
     local t0=$(date +%s)
     timeout "${SANITIZE_TIMEOUT:-400}" "$CS" --tool "$tool" --error-exitcode 99 ${SANITIZE_ARGS:-} "$e" --quick > "$log" 2>&1
@@ -36,7 +37,7 @@ for e in "$@"; do one "$e" & done
 wait
 runs=0; bad=0; errors=0; skipped=0; vendor=0; records=""
 for e in "$@"; do
-  name=$(basename "$(dirname "$e")")
+  name=$(basename "$(dirname "${e%%:*}")")
   while read -r _ tool rc n secs v; do
     runs=$((runs + 1))
     ours=$n; [ "$n" -ge 0 ] && ours=$((n - v))
