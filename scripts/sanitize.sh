@@ -25,7 +25,7 @@ one() {  # experiment binary[:tool,tool]: its tools in turn, one result line per
     rc=$?
     # memcheck/synccheck/initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY:
     # H hazards displayed (N errors, W warnings)". No summary line: the run did not finish.
-    n=$(grep -oE "ERROR SUMMARY: [0-9]+|RACECHECK SUMMARY: .*\(([0-9]+) errors" "$log" | tail -1 | grep -oE "[0-9]+" | tail -1)
+    n=$(grep -oE "ERROR SUMMARY: [0-9]+ errors?$|RACECHECK SUMMARY: .*\(([0-9]+) errors" "$log" | head -1 | grep -oE "[0-9]+" | tail -1)
     [ -n "$n" ] || n=-1
     # Reports inside the vendor library's own kernels (cuBLAS's nvjet/cutlass/xmma): counted
     # apart, never as ours, and listed in the summary.

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""results/<gpu>/reliability.json: what the suite's checks caught, from the records of real runs.
+
+Inputs (all written by runs, none typed):
+  --sanitize DIR [DIR ...]  sanitizer records, oldest first: each DIR holds <exp>.result lines
+                            ("exp tool exit errors seconds [vendor]") and <exp>.<tool>.txt (the
+                            summary lines and the kernels named in the reports, as kept from the
+                            run's log). A later DIR's record of an (experiment, tool) replaces an
+                            earlier one.
+  --fuzz build/fuzz.json    make test's flag fuzzing
+  --faults-ci build/faults_ci.json     make test's planted faults (no GPU)
+  --faults-gpu FILE         make check's planted faults on the GPU (build/faults_gpu.json), or
+                            a JSON record {"planted_faults_total", "planted_faults_caught", "source"}
+A run counts as complete when the tool printed its summary and the program itself did not fail
+(a timeout, a spin that timed out under instrumentation, a failed check): only complete runs
+count towards sanitizer_errors. Reports located inside the vendor library's kernels (cuBLAS's
+nvjet / cublasLt / cutlass) are counted apart, and so are reports the tool did not print.
+"""
+import argparse
+import json
+import os
+import re
+import sys
+
+VENDOR = re.compile(r"(nvjet|cublasLt::|cublas|cutlass|xmma)")
+EXPECTED_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"]
+
+
+def read_run(d, exp, tool, rc, secs):
+    path = os.path.join(d, f"{exp}.{tool}.txt")
+    text = open(path).read() if os.path.exists(path) else ""
+    m = re.search(r"ERROR SUMMARY: (\d+) errors?\s*$", text, re.M) or re.search(r"RACECHECK SUMMARY: .*\((\d+) errors", text)
+    errors = int(m.group(1)) if m else None
+    unprinted = re.search(r"ERROR SUMMARY: (\d+) errors were not printed", text)
+    unprinted = int(unprinted.group(1)) if unprinted else 0
+    # Where each printed report points: kept summaries hold "COUNT ========= at KERNEL" lines
+    # (uniq -c of the log); a raw log holds one "========= at KERNEL" line per report.
+    loc = r"=========\s+(?:at |Error: Race reported between \w+ access at )(.*)$"
+    located = [(int(n), w) for n, w in re.findall(r"^\s*(\d+) " + loc, text, re.M)]
+    if not located:
+        located = [(1, w) for w in re.findall(r"^" + loc, text, re.M)]
+    vendor = sum(n for n, w in located if VENDOR.search(w))
+    ours_printed = sum(n for n, w in located if not VENDOR.search(w))
+    program_error = next(iter(re.findall(r"^error: (.*)$", text, re.M)), None)  # the program's own failure
+    # --error-exitcode 99: any report exits 99; the program's own failures exit 1, a timeout 124
+    # compute-sanitizer says "Target application returned an error" only when the program
+    # itself exited non-zero (a report alone makes the tool, not the program, exit 99).
+    failed = program_error is not None or "Target application returned an error" in text
+    complete = errors is not None and rc in (0, 99) and not failed
+    return {"experiment": exp, "tool": tool, "exit": rc, "seconds": secs, "complete": complete,
+            "errors_reported": errors, "errors_in_vendor_kernels": vendor, "errors_unprinted": unprinted,
+            "errors_in_our_kernels": (errors - vendor - unprinted) if errors is not None else None,
+            "program_error": program_error}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sanitize", nargs="*", default=[])
+    ap.add_argument("--labels", nargs="*", default=[], help="one label per --sanitize DIR (when and at which commit)")
+    ap.add_argument("--fuzz", required=True)
+    ap.add_argument("--faults-ci", required=True)
+    ap.add_argument("--faults-gpu", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    runs = {}
+    for i, d in enumerate(a.sanitize):
+        for f in sorted(os.listdir(d)):
+            if not f.endswith(".result"):
+                continue
+            for line in open(os.path.join(d, f)):
+                p = line.split()
+                if len(p) < 5:
+                    continue
+                r = read_run(d, p[0], p[1], int(p[2]), int(p[4]))
+                r["record"] = a.labels[i] if i < len(a.labels) else d
+                runs[(p[0], p[1])] = r
+    exps = sorted({e for e, _ in runs})
+    missing = [f"{e} {t}" for e in exps for t in EXPECTED_TOOLS if (e, t) not in runs]
+    done = [r for r in runs.values() if r["complete"]]
+    incomplete = [f"{r['experiment']} {r['tool']}" for r in runs.values() if not r["complete"]] + missing
+    fuzz, fci, fgpu = (json.load(open(x)) for x in (a.fuzz, a.faults_ci, a.faults_gpu))
+    total = fci["planted_faults_total"] + fgpu["planted_faults_total"]
+    caught = fci["planted_faults_caught"] + fgpu["planted_faults_caught"]
+    summary = {
+        "planted_faults_total": total,
+        "planted_faults_caught": caught,
+        "sanitizer_errors": sum(r["errors_in_our_kernels"] for r in done),
+        "fuzz_invocations": fuzz["fuzz_invocations"],
+        "fuzz_crashes": fuzz["fuzz_crashes"],
+        "sanitizer_runs_expected": len(exps) * len(EXPECTED_TOOLS),
+        "sanitizer_runs_complete": len(done),
+        "sanitizer_incomplete": sorted(incomplete),
+        "sanitizer_errors_in_vendor_kernels": sum(r["errors_in_vendor_kernels"] for r in done),
+        "sanitizer_errors_unprinted": sum(r["errors_unprinted"] for r in done),
+        "planted_faults_ci": f"{fci['planted_faults_caught']} of {fci['planted_faults_total']}",
+        "planted_faults_gpu": f"{fgpu['planted_faults_caught']} of {fgpu['planted_faults_total']}",
+        "planted_faults_gpu_source": fgpu.get("source", a.faults_gpu),
+    }
+    doc = {"schema": 1, "experiment": "reliability", "summary": summary,
+           "sanitizer_runs": sorted(runs.values(), key=lambda r: (r["experiment"], r["tool"])),
+           "planted_faults_ci": fci.get("faults", []), "fuzz": fuzz}
+    os.makedirs(os.path.dirname(a.out) or ".", exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
