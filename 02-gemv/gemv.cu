@@ -29,6 +29,7 @@
 #include <memory>
 #include <thread>
 #include "../common/ceiling.h"
+#include "../common/chain.h"
 #include <cstdint>
 #include <cstring>
 
@@ -135,6 +136,8 @@ __device__ __forceinline__ float warp_sum(float v) {
 // Weights stream once: no L1 allocation (nothing reuses them), and on sm_90 ask L2 to fetch the
 // 256-byte group the neighbouring loads of the row will want. gfx942: non-temporal (nt).
 // volatile: the loads stay in program order ahead of griddepcontrol.wait in the chained kernels.
+// (common/chain.h's chain_weight_load is the same instruction; routed through it, ptxas
+// allocates gemv_tensor_core_ks2 differently and spills 12 bytes, so this copy stays.)
 __device__ __forceinline__ vec4u load_weights16(const __half* p) {
 #if defined(PORT_HIP)
   return __builtin_nontemporal_load(reinterpret_cast<const vec4u*>(p));
@@ -155,21 +158,13 @@ __device__ __forceinline__ vec4u load_x16(const __half* p) {
 #endif
 }
 
-// Programmatic dependent launch (sm_90): let the next kernel in the stream launch now, and
-// wait for the previous one (its completion and its memory) before reading what it wrote.
-// No-ops where PDL does not exist (sm_80, gfx942); the host never enables chaining there.
+// Programmatic dependent launch (sm_90, common/chain.h): let the next kernel in the stream
+// launch now, and wait for the previous one before reading what it wrote. No-ops where PDL
+// does not exist (sm_80, gfx942); the host never enables chaining there.
 template <bool PDL>
-__device__ __forceinline__ void pdl_launch_dependents() {
-#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
+__device__ __forceinline__ void pdl_launch_dependents() { chain_release<PDL>(); }
 template <bool PDL>
-__device__ __forceinline__ void pdl_wait() {
-#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+__device__ __forceinline__ void pdl_wait() { chain_acquire<PDL>(); }
 
 // Ask L2 for the 128-byte lines of bytes [p, p + bytes) without waiting or using a register:
 // lane l takes lines l, l + 32, ... The chained kernels call it before griddepcontrol.wait for

@@ -33,6 +33,7 @@
 #include <sstream>
 #include <thread>
 #include "../common/ceiling.h"
+#include "../common/device_scope.h"
 #if defined(PORT_HIP)
 #include <hip/hip_cooperative_groups.h>
 #else
@@ -90,12 +91,12 @@ __device__ __forceinline__ unsigned long long spin_load(const unsigned long long
 #if defined(PORT_HIP)
   if (O == kRelaxed) return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
   if (O == kVolFence) return *reinterpret_cast<const volatile unsigned long long*>(p);
-  return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT);
+  return scope_acquire_load_u64(p);
 #else
   unsigned long long v;
   if (O == kRelaxed) asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   else if (O == kVolFence) asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  else asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  else v = scope_acquire_load_u64(p);  // ld.acquire.gpu (common/device_scope.h)
   return v;
 #endif
 }
@@ -134,11 +135,11 @@ __device__ __forceinline__ void arrive_red(unsigned long long* p) {
 #if defined(PORT_HIP)
   if (O == kRelaxed) __hip_atomic_fetch_add(p, 1ull, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
   else if (O == kVolFence) { __threadfence(); atomicAdd(p, 1ull); }
-  else __hip_atomic_fetch_add(p, 1ull, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
+  else scope_release_increment_u64(p);
 #else
   if (O == kRelaxed) asm volatile("red.relaxed.gpu.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
   else if (O == kVolFence) { __threadfence(); atomicAdd(p, 1ull); }
-  else asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
+  else scope_release_increment_u64(p);  // red.release.gpu (common/device_scope.h)
 #endif
 }
 // Arrival that needs the old value (sense reversal: the last arriver releases the others).

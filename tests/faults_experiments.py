@@ -9,11 +9,11 @@ def register(fault):
     # 3. Device-scope loads in a barrier spin without their scope bits: the acquire load becomes a
     #    volatile one (sm_90), the agent-scope acquire a workgroup-scope one (gfx942, so no sc1).
     fault("3-spin-without-scope-ptx", "spin loads without .acquire.gpu (sm_90 PTX rule)", "ci", "05-sync/sync",
-          [(r'else asm volatile\("ld\.acquire\.gpu\.global\.u64 %0, \[%1\];"',
-            'else asm volatile("ld.volatile.global.u64 %0, [%1];"')],
+          [(r'else v = scope_acquire_load_u64\(p\);',
+            'else asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");')],
           ("asm", "ptx", r"ld\\\.acquire\\\.gpu"))
     fault("3-spin-without-scope-gfx942", "spin loads without sc1 (gfx942 rule)", "ci", "05-sync/sync",
-          [(r"return __hip_atomic_load\(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_AGENT\);",
+          [(r"return scope_acquire_load_u64\(p\);",
             "return __hip_atomic_load(p, __ATOMIC_ACQUIRE, __HIP_MEMORY_SCOPE_WORKGROUP);"),
            (r"if \(O == kRelaxed\) return __hip_atomic_load\(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT\);",
             "if (O == kRelaxed) return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);")],
@@ -22,7 +22,8 @@ def register(fault):
     #    reads payloads that other blocks have not yet published; the payload check must count it.
     fault("8-early-release", "a barrier that lets one block through early (violations counted, exit 1)", "gpu",
           "05-sync/sync",
-          [(r"(unsigned long long g, int shift = 0\) \{\n)", r"\1  if (blockIdx.x == 1) return true;  // PLANTED FAULT\n")],
+          [(r"(unsigned long long g, int shift = 0, unsigned long long\* seen = nullptr\) \{\n)",
+            r"\1  if (blockIdx.x == 1) return true;  // PLANTED FAULT\n")],
           ("run", ["--quick", "--only", "monotonic_acqrel", "--skip-boundaries"], 1, r"stale payload"))
     # 9. A spin barrier with a missing arrival: the last block never arrives from generation 2 on;
     #    the constant-rate-clock timeout must end the run with exit 1, and the GPU stay usable.
