@@ -29,6 +29,8 @@ endif
 
 # Provenance baked into every binary: commit and whether the tree had local changes.
 # Outside a git checkout (a copied working tree) .git-commit / .git-dirty, if present, say it.
+# A copy whose .git is older than its files (the lent GPU machine's) must be told on the command
+# line: make GIT_COMMIT=$$(cat .git-commit) GIT_DIRTY=$$(cat .git-dirty) (scripts/device_session.sh does).
 GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || cat .git-commit 2>/dev/null || echo unknown)
 GIT_DIRTY := $(shell if git rev-parse HEAD >/dev/null 2>&1; then test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 0 || echo 1; else cat .git-dirty 2>/dev/null || echo 1; fi)
 DEFS := -DSUITE_GIT_COMMIT='"$(GIT_COMMIT)"' -DSUITE_GIT_DIRTY=$(GIT_DIRTY) -DSUITE_BUILD_ARCH='"$(ARCH)"'

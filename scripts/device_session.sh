@@ -9,6 +9,12 @@ set -u -o pipefail
 cd "$(dirname "$0")/.."
 mode=$1; out=$2
 mkdir -p "$out"
+# The lent machine's copy carries a .git of the session's first commit; the commit actually
+# built travels in .git-commit / .git-dirty (written here before each call): say that one.
+if [ -f .git-commit ]; then
+  export GIT_COMMIT=$(cat .git-commit) GIT_DIRTY=$(cat .git-dirty 2>/dev/null || echo 1)
+  export MAKEFLAGS="${MAKEFLAGS:-} GIT_COMMIT=$GIT_COMMIT GIT_DIRTY=$GIT_DIRTY"
+fi
 case $mode in
   check)
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
