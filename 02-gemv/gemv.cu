@@ -1436,6 +1436,9 @@ int main(int argc, char** argv) {
   long long launches_flag = 200;
   ex.flags().add_string("shape", &only_shape, "run only this shape, NxK (K a multiple of 128), e.g. 4096x4096");
   ex.flags().add_int("launches", &launches_flag, 8, 4000, "launches per timed graph (default 200; raised to the copy count)");
+  bool no_vendor = false;
+  ex.flags().add_bool("no-vendor", &no_vendor,
+                      "skip the cuBLAS / cuBLASLt rungs (make sanitize's racecheck: their kernels are not ours to check)");
   int only_n = 0, only_k = 0;
   ex.validate_flags([&]() -> std::string {
     if (!only_shape.empty() && !parse_shape(only_shape, &only_n, &only_k))
@@ -1526,14 +1529,14 @@ int main(int argc, char** argv) {
       ex.add("every configuration (validated, then timed)", result_row(r, &p));
     };
     // Vendor rungs.
-    if (kHaveCublas) {
+    if (kHaveCublas && !no_vendor) {
       Config c;
       c.vendor = 1;
       ex.progress(done++, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
       record(runner.run(c, p, plan));
     }
 #if !defined(PORT_HIP) || defined(HAVE_HIPBLASLT)
-    {
+    if (!no_vendor) {
       std::string why;
       if (vendor.lt_prepare(p.n, p.k, &why)) {
         Config c;

@@ -21,7 +21,11 @@ one() {  # experiment binary[:tool,tool]: its tools in turn, one result line per
   for tool in $tools; do
     log=build/sanitize/$name.$tool.txt
     local t0=$(date +%s)
-    timeout "${SANITIZE_TIMEOUT:-400}" "$CS" --tool "$tool" --error-exitcode 99 ${SANITIZE_ARGS:-} "$e" --quick > "$log" 2>&1
+    local extra=""
+    # racecheck of 02-gemv without the cuBLAS rungs: their split-K kernels report hazards of
+    # NVIDIA's that we cannot act on, and take most of the run (memcheck and initcheck keep them).
+    [ "$name:$tool" = "02-gemv:racecheck" ] && extra=--no-vendor
+    timeout "${SANITIZE_TIMEOUT:-400}" "$CS" --tool "$tool" --error-exitcode 99 ${SANITIZE_ARGS:-} "$e" --quick $extra > "$log" 2>&1
     rc=$?
     # memcheck/synccheck/initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY:
     # H hazards displayed (N errors, W warnings)". No summary line: the run did not finish.
