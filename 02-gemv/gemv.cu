@@ -54,6 +54,7 @@ typedef void (*GemvKernel)(const __half*, const __half*, __half*, int, int);
 // The ring rungs' geometry (v6 ring, v8; kernels below): stages of up to 32 KB of whole rows.
 constexpr int kRingStageBytes = 32768;
 constexpr int kRingMaxStages = 8;
+constexpr int kRingPlannedMaxStages = 6;  // the largest ring the planner asks for (192 KB)
 constexpr int kRingThreads = 256;
 constexpr int kRingMaxRows = 8;
 __host__ __device__ inline int ring_rows_per_stage(int K) {
@@ -344,6 +345,20 @@ GEMV_STAMP_ROWS(4, 4)
 // two so neither is copied). Needs K % (256 C) == 0: whole chunks, no guarded tail.
 // PDL: chunk 0 in registers and the rest of the first group in L2 before griddepcontrol.wait.
 // ---------------------------------------------------------------------------------------------
+// The two-buffer schedule of both pipelined rungs (v4p, v6p): item i+1's loads are issued
+// before item i is consumed; unrolled by two so the buffers swap roles instead of being copied.
+// The caller has loaded item 0 into a.
+template <class Buf, class Load, class Consume>
+__device__ __forceinline__ void two_buffer_stream(int items, Buf& a, Buf& b, Load load, Consume consume) {
+#pragma unroll 1
+  for (int i = 0; i < items; i += 2) {
+    if (i + 1 < items) load(i + 1, b);
+    consume(i, a);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) load(i + 2, a);
+    consume(i + 1, b);
+  }
+}
 template <int R, int C>
 __device__ __forceinline__ void pipe_load(const __half* W, int K, int N, int row0, int v0, int lane, vec4u (&b)[R][C]) {
 #pragma unroll
@@ -398,14 +413,11 @@ __device__ __forceinline__ void rows_pipelined(GEMV_ARGS) {
         prefetch_l2(W + static_cast<size_t>(row0_of(0) + r) * K + 8 * step, static_cast<size_t>(K / 8 - step) * 16, lane);
   }
   pdl_wait<PDL>();
-#pragma unroll 1
-  for (int i = 0; i < items; i += 2) {
-    if (i + 1 < items) pipe_load<R, C>(W, K, N, row0_of(i + 1), v0_of(i + 1), lane, b);
-    pipe_consume<R, C>(x, y, N, row0_of(i), v0_of(i), lane, i % nch == 0, i % nch == nch - 1, a, acc);
-    if (i + 1 >= items) break;
-    if (i + 2 < items) pipe_load<R, C>(W, K, N, row0_of(i + 2), v0_of(i + 2), lane, a);
-    pipe_consume<R, C>(x, y, N, row0_of(i + 1), v0_of(i + 1), lane, (i + 1) % nch == 0, (i + 1) % nch == nch - 1, b, acc);
-  }
+  two_buffer_stream(
+      items, a, b, [&](int i, vec4u(&buf)[R][C]) { pipe_load<R, C>(W, K, N, row0_of(i), v0_of(i), lane, buf); },
+      [&](int i, const vec4u(&buf)[R][C]) {
+        pipe_consume<R, C>(x, y, N, row0_of(i), v0_of(i), lane, i % nch == 0, i % nch == nch - 1, buf, acc);
+      });
 }
 
 #define GEMV_STAMP_PIPE(R, C)                                                                                  \
@@ -581,7 +593,6 @@ GEMV_STAMP_TENSOR(8)
 // same way in A and B. Member m of a team takes chunks m, m+KS, ...; the next chunk's 8 loads
 // are issued before the current one is consumed; the team's KS partial sums meet in shared
 // memory behind a named barrier (bar.sync 1 + team). No shuffles at all.
-template <int KS>
 __device__ __forceinline__ void tcp_load(const __half* W, int K, int N, int row0, int k0, int g, int t, vec4u (&b)[8]) {
   const __half* wr = W + static_cast<size_t>(min(row0 + g, N - 1)) * K + k0 + 8 * t;
 #pragma unroll
@@ -641,22 +652,18 @@ __device__ __forceinline__ void tensor_core_pipelined(GEMV_ARGS) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) d[u][e] = 0.f;
   };
-  if (items > 0) tcp_load<KS>(W, K, N, row0_of(0), k0_of(0), g, t, a);
+  if (items > 0) tcp_load(W, K, N, row0_of(0), k0_of(0), g, t, a);
   if (PDL && items > 1) {  // the rest of this member's first group, into L2
     const __half* wr = W + static_cast<size_t>(min(row0_of(0) + g, N - 1)) * K;
     for (int j = 1; j < per && j < items; ++j) prefetch_l2_line(wr + k0_of(j) + 64 * t);  // 4 lanes x 128 B per row
   }
   pdl_wait<PDL>();
-#pragma unroll 1
-  for (int i = 0; i < items; i += 2) {
-    if (i + 1 < items) tcp_load<KS>(W, K, N, row0_of(i + 1), k0_of(i + 1), g, t, b);
-    tcp_consume(x, k0_of(i), g, t, a, d);
-    finish(i);
-    if (i + 1 >= items) break;
-    if (i + 2 < items) tcp_load<KS>(W, K, N, row0_of(i + 2), k0_of(i + 2), g, t, a);
-    tcp_consume(x, k0_of(i + 1), g, t, b, d);
-    finish(i + 1);
-  }
+  two_buffer_stream(
+      items, a, b, [&](int i, vec4u(&buf)[8]) { tcp_load(W, K, N, row0_of(i), k0_of(i), g, t, buf); },
+      [&](int i, const vec4u(&buf)[8]) {
+        tcp_consume(x, k0_of(i), g, t, buf, d);
+        finish(i);
+      });
 }
 #define GEMV_STAMP_TCP(KS)                                                                                     \
   extern "C" __global__ void __launch_bounds__(256, 2) gemv_tensor_core_pipelined_ks##KS(GEMV_ARGS) {             \
@@ -828,7 +835,7 @@ struct Hand {
   GemvKernel pdl;  // chained variant, or nullptr
   Kind kind;
   int rows;  // rows per warp (4), per block (5); 16 per tile (6)
-  int ks;    // warps per tile (6)
+  int ks;    // warps per tile or per team (6, 6p); 16-byte vectors per lane per chunk (4p)
 };
 
 const std::vector<Hand>& hand_rungs() {
@@ -1270,7 +1277,7 @@ class Planner {
         const int groups = (n + ring_rows_per_stage(k) - 1) / ring_rows_per_stage(k);
         // Stages per block: 6 fill one SM's shared memory; 3 leave room for a second block
         // (two per SM, or the next chained kernel's block beside this one).
-        add(std::min(groups, s), kRingThreads, "one block per SM, 6 stages", 6);
+        add(std::min(groups, s), kRingThreads, "one block per SM, 6 stages", kRingPlannedMaxStages);
         add(std::min(groups, 2 * s), kRingThreads, "two blocks per SM, 3 stages", 3);
         add(std::min(groups, s), kRingThreads, "one block per SM, 3 stages (room for the next kernel)", 3);
         if (full && !quick) add(std::min(groups, s), kRingThreads, "one block per SM, 4 stages", 4);
@@ -1466,7 +1473,7 @@ int main(int argc, char** argv) {
       if (h.kind == kRing)
         for (GemvKernel f : {h.fn, h.pdl})
           CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          6 * kRingStageBytes));  // the largest ring planned: 6 stages
+                                          kRingPlannedMaxStages * kRingStageBytes));
 #endif
   const bool can_chain = kHaveCublas && ex.prop().major >= 9;  // PDL: CUDA on sm_90 and newer
 
