@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """results/<gpu>/reliability.json: what the suite's checks caught, from the records of real runs.
 
+Usage: reliability.py --count LOG   (the errors a log reports and how many are located in the
+vendor library's kernels: what scripts/sanitize.sh records), or:
 Inputs (all written by runs, none typed):
   --sanitize DIR [DIR ...]  sanitizer records, oldest first: each DIR holds <exp>.result lines
                             ("exp tool exit errors seconds [vendor]") and <exp>.<tool>.txt (the
@@ -22,13 +24,20 @@ import os
 import re
 import sys
 
-VENDOR = re.compile(r"(nvjet|cublasLt::|cublas|cutlass|xmma)")
+VENDOR = re.compile(r"(nvjet|cublasLt::|cublas|cutlass|xmma|gemv2|gemvx)")
 EXPECTED_TOOLS = ["memcheck", "racecheck", "synccheck", "initcheck"]
 
 
 def read_run(d, exp, tool, rc, secs):
     path = os.path.join(d, f"{exp}.{tool}.txt")
-    text = open(path).read() if os.path.exists(path) else ""
+    r = parse_log(open(path).read() if os.path.exists(path) else "", rc)
+    r.update({"experiment": exp, "tool": tool, "seconds": secs})
+    return r
+
+
+def parse_log(text, rc):
+    """One sanitizer run's log (raw, or the kept summary lines) and the tool's exit code: the
+    counts and the verdict. scripts/sanitize.sh asks for the counts through --count."""
     m = re.search(r"ERROR SUMMARY: (\d+) errors?\s*$", text, re.M) or re.search(r"RACECHECK SUMMARY: .*\((\d+) errors", text)
     errors = int(m.group(1)) if m else None
     unprinted = re.search(r"ERROR SUMMARY: (\d+) errors were not printed", text)
@@ -47,13 +56,17 @@ def read_run(d, exp, tool, rc, secs):
     # itself exited non-zero (a report alone makes the tool, not the program, exit 99).
     failed = program_error is not None or "Target application returned an error" in text
     complete = errors is not None and rc in (0, 99) and not failed
-    return {"experiment": exp, "tool": tool, "exit": rc, "seconds": secs, "complete": complete,
+    return {"exit": rc, "complete": complete,
             "errors_reported": errors, "errors_in_vendor_kernels": vendor, "errors_unprinted": unprinted,
             "errors_in_our_kernels": (errors - vendor - unprinted) if errors is not None else None,
             "program_error": program_error}
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--count":  # "ERRORS VENDOR" of one log; -1: no summary
+        r = parse_log(open(sys.argv[2], errors="replace").read(), 0)
+        print(r["errors_reported"] if r["errors_reported"] is not None else -1, r["errors_in_vendor_kernels"])
+        return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("--sanitize", nargs="*", default=[])
     ap.add_argument("--labels", nargs="*", default=[], help="one label per --sanitize DIR (when and at which commit)")

@@ -27,13 +27,10 @@ one() {  # experiment binary[:tool,tool]: its tools in turn, one result line per
     [ "$name:$tool" = "02-gemv:racecheck" ] && extra=--no-vendor
     timeout "${SANITIZE_TIMEOUT:-400}" "$CS" --tool "$tool" --error-exitcode 99 ${SANITIZE_ARGS:-} "$e" --quick $extra > "$log" 2>&1
     rc=$?
-    # memcheck/synccheck/initcheck: "ERROR SUMMARY: N errors"; racecheck: "RACECHECK SUMMARY:
-    # H hazards displayed (N errors, W warnings)". No summary line: the run did not finish.
-    n=$(grep -oE "ERROR SUMMARY: [0-9]+ errors?$|RACECHECK SUMMARY: .*\(([0-9]+) errors" "$log" | head -1 | grep -oE "[0-9]+" | tail -1)
-    [ -n "$n" ] || n=-1
-    # Reports inside the vendor library's own kernels (cuBLAS's nvjet/cutlass/xmma): counted
-    # apart, never as ours, and listed in the summary.
-    v=$(grep -cE "^========= +(Error|Warning): .* at (nvjet|cublas|cutlass|sm[0-9]+_xmma|gemv2|gemvx)" "$log")
+    # The errors the tool reports (-1: no summary line, the run did not finish) and how many of
+    # them it locates inside the vendor library's own kernels (cuBLAS's nvjet/cublasLt/cutlass):
+    # those are counted apart, never as ours. One parser for this and for reliability.json.
+    read -r n v < <(python3 scripts/reliability.py --count "$log")
     echo "$name $tool $rc $n $(( $(date +%s) - t0 )) $v" >> "build/sanitize/$name.result"
   done
 }
