@@ -2,7 +2,10 @@
 """results/<gpu>/reliability.json: what the suite's checks caught, from the records of real runs.
 
 Usage: reliability.py --count LOG   (the errors a log reports and how many are located in the
-vendor library's kernels: what scripts/sanitize.sh records), or:
+vendor library's kernels: what scripts/sanitize.sh records), or
+       reliability.py --keep SRC DST   (the record to commit: SRC's .result files, and each
+of its logs cut to its summary lines, the program's own errors and one "COUNT ========= at
+KERNEL" line per kernel the reports point at; --count reads the same counts from either), or:
 Inputs (all written by runs, none typed):
   --sanitize DIR [DIR ...]  sanitizer records, oldest first: each DIR holds <exp>.result lines
                             ("exp tool exit errors seconds [vendor]") and <exp>.<tool>.txt (the
@@ -62,7 +65,36 @@ def parse_log(text, rc):
             "program_error": program_error}
 
 
+KEEP_LINE = re.compile(r"ERROR SUMMARY|RACECHECK SUMMARY|^error: |Target application returned an error")
+
+
+def keep_log(text):
+    """A raw sanitizer log cut to what parse_log reads: the same counts, a few lines long."""
+    out = [l for l in text.splitlines() if KEEP_LINE.search(l)]
+    where = {}
+    for m in re.finditer(r"^(=========\s+(?:at |Error: Race reported between \w+ access at ))(.*)$", text, re.M):
+        w = re.sub(r"\+0x[0-9a-fA-F]+.*$|\s+in\s+\S+$", "", m.group(2)).rstrip()
+        key = "========= " + m.group(1).split("=========", 1)[1].strip() + " " + w
+        where[key] = where.get(key, 0) + 1
+    out += [f"{n:7d} {k}" for k, n in sorted(where.items())]
+    return "\n".join(out) + "\n"
+
+
+def keep(src, dst):
+    os.makedirs(dst, exist_ok=True)
+    for f in sorted(os.listdir(src)):
+        if f.endswith(".result"):
+            with open(os.path.join(src, f)) as i, open(os.path.join(dst, f), "w") as o:
+                o.write(i.read())
+        elif f.endswith(".txt") and f.count(".") == 2:  # <exp>.<tool>.txt
+            with open(os.path.join(src, f), errors="replace") as i, open(os.path.join(dst, f), "w") as o:
+                o.write(keep_log(i.read()))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--keep":
+        return keep(sys.argv[2], sys.argv[3])
     if len(sys.argv) == 3 and sys.argv[1] == "--count":  # "ERRORS VENDOR" of one log; -1: no summary
         r = parse_log(open(sys.argv[2], errors="replace").read(), 0)
         print(r["errors_reported"] if r["errors_reported"] is not None else -1, r["errors_in_vendor_kernels"])

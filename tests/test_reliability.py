@@ -52,5 +52,22 @@ with tempfile.TemporaryDirectory() as t:
         check(sorted(sm["sanitizer_incomplete"]) == ["01-a initcheck", "01-a synccheck"], "failed-and-timed-out-are-incomplete")
         check(sm["planted_faults_total"] == 12 and sm["planted_faults_caught"] == 11, "fault-totals")
         check(sm["fuzz_invocations"] == 1000 and sm["fuzz_crashes"] == 0, "fuzz-copied")
+# --keep: the committed record of a raw log gives the counts the raw log gives.
+with tempfile.TemporaryDirectory() as t:
+    src, dst = os.path.join(t, "raw"), os.path.join(t, "kept")
+    os.makedirs(src)
+    write(src, "02-b.result", "02-b initcheck 99 3 5 2\n")
+    write(src, "02-b.initcheck.txt", "========= Uninitialized __global__ memory read of size 4 bytes\n"
+          "=========     at void cublasLt::splitKreduce_kernel<(int)32>(T1 *)+0x1a30\n"
+          "=========     by thread (0,0,0) in block (0,0,0)\n"
+          "=========     at void cublasLt::splitKreduce_kernel<(int)32>(T1 *)+0x1b40\n"
+          "=========     at gemv_v1(const __half *, int)+0x70 in /x/gemv.cu:12\n"
+          "========= ERROR SUMMARY: 3 errors\n")
+    r = subprocess.run([sys.executable, SCRIPT, "--keep", src, dst], capture_output=True, text=True)
+    counts = [subprocess.run([sys.executable, SCRIPT, "--count", os.path.join(d, "02-b.initcheck.txt")],
+                             capture_output=True, text=True).stdout.split() for d in (src, dst)]
+    kept = open(os.path.join(dst, "02-b.initcheck.txt")).read() if os.path.exists(os.path.join(dst, "02-b.initcheck.txt")) else ""
+    check(r.returncode == 0 and counts[0] == ["3", "2"] and counts[1] == counts[0] and len(kept.splitlines()) == 3
+          and os.path.exists(os.path.join(dst, "02-b.result")), "keep-preserves-counts")
 print(f"reliability tests: {'0 failed' if not failed else str(failed) + ' failed'}")
 sys.exit(1 if failed else 0)
