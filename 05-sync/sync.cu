@@ -780,6 +780,7 @@ class Runner {
     launch(s, blocks, threads, probe, 0, kNoFault, work, split_mode);
     const double us = ev.stop_ms(ex_.stream()) * 1e3 / probe;
     verify(s, "probe");
+    if (sanitizing()) return 16;  // every code path still runs; instrumented barriers cost ms each
     int it = static_cast<int>(target_ms * 1e3 / std::max(us, 1e-3));
     return std::max(64, std::min(10000, it / 16 * 16));
   }
@@ -849,7 +850,8 @@ int main(int argc, char** argv) {
                                                    : std::vector<int>{1, 2, 0};
   const TimingPlan plan = quick ? TimingPlan{1, 3, 1} : TimingPlan{1, 7, 1};
   const double target_ms = quick ? 1.5 : 3.0;
-  const long long endurance = quick ? 20000 : 1000000;  // checked crossings per scheme at the headline point
+  // checked crossings per scheme at the headline point (under a sanitizer: enough for two launches)
+  const long long endurance = sanitizing() ? 512 : quick ? 20000 : 1000000;
   const int head_threads = 256;
 
   if (ex.list()) {
@@ -996,7 +998,7 @@ int main(int argc, char** argv) {
     if (!is_correct_scheme(s) || (s.kind == kCluster && !hopper)) continue;
     run.reset();
     long long left = endurance;
-    const int per = 10000;  // barriers per launch: ~15 ms at ~1.5 us each
+    const int per = sanitizing() ? 256 : 10000;  // barriers per launch: ~15 ms at ~1.5 us each
     ex.progress(done, static_cast<int>(jobs.size()), "%s: %lld checked crossings at %d x %d", s.name, endurance,
                 whole_clusters(s, sms), head_threads);
     while (left > 0) {
