@@ -1,7 +1,8 @@
 // 06-decode: one batch-1 decode step of a Llama-shaped decoder, against the bandwidth floor.
 //
 //   make 06-decode/decode && 06-decode/decode [--quick] [--model 1b|8b|all] [--steps N] [--json PATH]
-//                                             [--prediction PATH] [--prefetch-kb N] [--timeout-ms N]
+//                                             [--prediction PATH] [--prefetch-kb N] [--ring-slots N]
+//                                             [--timeout-ms N]
 //   make 06-decode/decode.s      PTX (+ SASS where cuobjdump exists) of every kernel
 //   make ARCH=gfx942 O=build/gfx942/ build/gfx942/06-decode/decode.s     AMDGCN (device code only)
 //
@@ -26,6 +27,9 @@
 //                the QKV epilogue, the attention combine is done by the last block of each KV
 //                head to finish, the argmax by the last block; before each barrier every warp
 //                prefetches the start of its next-stage rows into L2       (decode_persistent_hd*)
+//   persistent_ring  the same step and barriers, weights streamed by cp.async.bulk into a
+//                ring of 4 KB slots per warp in shared memory, each warp's refills running ahead
+//                of its computation across stages and barriers (sm_90)      (decode_ring_hd*)
 // Attention everywhere: flash-decoding split, one item per (KV head, position chunk) with the
 // 4 query heads of the group together, partial (max, sum, output) per item, then a combine.
 // Where the time goes: the persistent kernel with one stage kind enabled at a time (and with
@@ -92,6 +96,8 @@ struct DecodeArgs {
   unsigned long long gen0, timeout_ticks;  // barriers before this launch; spin timeout
   int stages;
   unsigned prefetch_bytes;  // per block, split over its warps
+  int ring_slots;           // the ring engine's slots per warp (one 4 KB piece each)
+  int ring_mode;            // the ring engine's RingMode bits
 };
 
 __device__ __forceinline__ vec4u zero_vec() {
@@ -347,8 +353,33 @@ __host__ __device__ constexpr int attn_smem_floats(int hd, int threads) {
   return kG * hd + kG * kMaxChunk + 2 * kG + (threads / PORT_WARP_SIZE) * kG * hd;
 }
 
+// A thread's K and V vectors of its first-pass position, loaded before the barrier that
+// precedes attention (the ring engine): positions below the new one are never written in a
+// step, so they can be in flight while the grid waits. ok: the position is cached and in range.
+struct KvPre {
+  vec4u k, v;
+  bool ok;
+};
 template <int HD>
-__device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, int item, float* sm) {
+__device__ __forceinline__ KvPre kv_preload(const DecodeArgs& a, int layer, int item) {
+  constexpr int LG = HD / 8, PPW = kLanes / LG;
+  const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  const int T = a.pos + 1, len = (T + a.chunks - 1) / a.chunks;
+  const int kvh = item / a.chunks, p0 = (item % a.chunks) * len;
+  const int n = max(0, min(T, p0 + len) - p0);
+  const int i = warp * PPW + lane / LG;
+  KvPre r{zero_vec(), zero_vec(), i < n && p0 + i < a.pos};
+  if (r.ok) {
+    const size_t at = ((static_cast<size_t>(layer) * (a.kv_dim / HD) + kvh) * a.cap + p0 + i) * HD + 8 * (lane % LG);
+    r.k = cache_load(a.kc + at);
+    r.v = cache_load(a.vc + at);
+  }
+  return r;
+}
+
+template <int HD>
+__device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, int item, float* sm,
+                                               KvPre pre = KvPre{{0u, 0u, 0u, 0u}, {0u, 0u, 0u, 0u}, false}) {
   constexpr int LG = HD / 8;          // lanes per position
   constexpr int PPW = kLanes / LG;    // positions per warp per pass
   const int nw = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
@@ -373,7 +404,8 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   for (int base = warp * PPW; base < n; base += nw * PPW) {
     const int i = base + slot;
     const bool ok = i < n;
-    const vec4u k = ok ? cache_load(kp + static_cast<size_t>(i) * HD) : zero_vec();
+    const bool have = pre.ok && base == warp * PPW;  // the first pass, preloaded
+    const vec4u k = have ? pre.k : ok ? cache_load(kp + static_cast<size_t>(i) * HD) : zero_vec();
     float d[kG];
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
@@ -411,7 +443,8 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   for (int base = warp * PPW; base < n; base += nw * PPW) {
     const int i = base + slot;
     const bool ok = i < n;
-    const vec4u v = ok ? cache_load(vp + static_cast<size_t>(i) * HD) : zero_vec();
+    const bool have = pre.ok && base == warp * PPW;
+    const vec4u v = have ? pre.v : ok ? cache_load(vp + static_cast<size_t>(i) * HD) : zero_vec();
     const float2 v0 = halves(v.x), v1 = halves(v.y), v2 = halves(v.z), v3 = halves(v.w);
     const float vals[8] = {v0.x, v0.y, v1.x, v1.y, v2.x, v2.y, v3.x, v3.y};
 #pragma unroll
@@ -643,6 +676,53 @@ __device__ __forceinline__ bool last_to_finish(unsigned long long* count, unsign
   return *s_last != 0;
 }
 
+// Every thread: the block's arrival at barrier k (1, 2, ...) of this launch and the wait for the
+// whole grid (thread 0 spins). False: a wait timed out somewhere and the block must bail out.
+__device__ __forceinline__ bool grid_barrier(const DecodeArgs& a, int k, int layer, int where, int* s_stop) {
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *s_stop = !barrier_arrive_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * gridDim.x, layer, where);
+  __syncthreads();
+  return *s_stop == 0;
+}
+
+// The logits' argmax after the block's rows: best of the n per-thread (or per-warp) candidates
+// in s_bv/s_bi into block_best[block]; the last block to finish picks the token.
+__device__ __forceinline__ void block_argmax_finish(const DecodeArgs& a, float* s_bv, int* s_bi, int n, int* s_last) {
+  const int nb = gridDim.x, b = blockIdx.x, nw = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float bv = s_bv[0];
+    int bi = s_bi[0];
+    for (int w = 1; w < n; ++w) keep_better(bv, bi, s_bv[w], s_bi[w]);
+    a.block_best[b] = make_int2(__float_as_int(bv), bi);
+  }
+  if (last_to_finish(a.arg_count, nb, s_last)) {
+    float v = -INFINITY;
+    int idx = 0x7fffffff;
+    for (int i = threadIdx.x; i < nb; i += blockDim.x) {
+#if defined(PORT_HIP)
+      const int2 e = a.block_best[i];
+#else
+      const int2 e = __ldcg(a.block_best + i);
+#endif
+      keep_better(v, idx, __int_as_float(e.x), e.y);
+    }
+    warp_argmax(v, idx);
+    __syncthreads();
+    if (lane == 0) {
+      s_bv[warp] = v;
+      s_bi[warp] = idx;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      for (int w = 1; w < nw; ++w) keep_better(v, idx, s_bv[w], s_bi[w]);
+      *a.token_out = idx;
+      *a.best_out = v;
+    }
+  }
+}
+
 template <int HD>
 __device__ __forceinline__ void persistent_body(const DecodeArgs& a) {
   extern __shared__ float4 dyn4[];
@@ -659,14 +739,7 @@ __device__ __forceinline__ void persistent_body(const DecodeArgs& a) {
   const int H = a.hidden, items = (a.kv_dim / HD) * a.chunks;
   const size_t per_warp_pf = (a.prefetch_bytes / nw) & ~static_cast<size_t>(15);
   int k = 0;  // barriers passed in this launch
-  auto grid_sync = [&](int layer, int where) -> bool {
-    ++k;
-    __syncthreads();
-    if (threadIdx.x == 0)
-      s_stop = !barrier_arrive_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * nb, layer, where);
-    __syncthreads();
-    return s_stop == 0;
-  };
+  auto grid_sync = [&](int layer, int where) -> bool { return grid_barrier(a, ++k, layer, where, &s_stop); };
   // This warp's first pair of the next GEMV stage, the first per_warp_pf bytes of it.
   auto prefetch_pairs = [&](const __half* W, int rows, int K) {
     if (per_warp_pf && first < rows / 2)
@@ -753,37 +826,7 @@ __device__ __forceinline__ void persistent_body(const DecodeArgs& a) {
           s_bv[warp] = v;
           s_bi[warp] = i;
         });
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      float bv = s_bv[0];
-      int bi = s_bi[0];
-      for (int w = 1; w < nw; ++w) keep_better(bv, bi, s_bv[w], s_bi[w]);
-      a.block_best[b] = make_int2(__float_as_int(bv), bi);
-    }
-    if (last_to_finish(a.arg_count, nb, &s_last)) {
-      float v = -INFINITY;
-      int idx = 0x7fffffff;
-      for (int i = threadIdx.x; i < nb; i += blockDim.x) {
-#if defined(PORT_HIP)
-        const int2 e = a.block_best[i];
-#else
-        const int2 e = __ldcg(a.block_best + i);
-#endif
-        keep_better(v, idx, __int_as_float(e.x), e.y);
-      }
-      warp_argmax(v, idx);
-      __syncthreads();
-      if (lane == 0) {
-        s_bv[warp] = v;
-        s_bi[warp] = idx;
-      }
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        for (int w = 1; w < nw; ++w) keep_better(v, idx, s_bv[w], s_bi[w]);
-        *a.token_out = idx;
-        *a.best_out = v;
-      }
-    }
+    block_argmax_finish(a, s_bv, s_bi, nw, &s_last);
   }
 }
 
@@ -793,6 +836,311 @@ extern "C" __global__ void __launch_bounds__(kPersistentThreads, 1) decode_persi
 extern "C" __global__ void __launch_bounds__(kPersistentThreads, 1) decode_persistent_hd128(DecodeArgs a) {
   persistent_body<128>(a);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Engine (c), ring-fed: the persistent kernel whose weights stream through shared memory (sm_90)
+// ---------------------------------------------------------------------------------------------
+// Weights never depend on activations, so each warp can read its share of the whole step's
+// weights as one stream, running ahead of the computation across every barrier. A stage's
+// rows are a contiguous range of pairs per block, each pair S pieces of kRingSeg columns of
+// both rows (4 KB, two cp.async.bulk copies completing on one mbarrier); the warps share the
+// pieces by whole pairs or by equal runs of pieces (RingMode, below). Every warp has its own ring of m slots in shared memory: the warp waits for
+// its next piece, reads it (16-byte lane-strided reads against x in shared memory), and its
+// lane 0 refills that slot at once with the warp's piece m ahead, whatever stage or layer that
+// piece belongs to. No slot is shared between warps, so a piece costs no block barrier, and a
+// slot's phases can never run more than one ahead of its only reader. During a grid barrier, a
+// norm or the attention, up to 16 m pieces per block stay requested (192 KB per SM for m = 3).
+// Attention reads K/V from L2 / HBM as the registers engine does, optionally (RingMode) loading
+// each thread's first K/V vectors into registers before the barrier that precedes it.
+constexpr int kRingThreads = 512;
+constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
+constexpr int kRingSeg = 1024;                                       // columns of a row per piece
+constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
+constexpr int kRingMaxSlots = 4;                                     // per warp
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2 };             // bits of DecodeArgs.ring_mode
+
+// A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
+// W is null for a stage that has no GEMV (attention) or is masked off.
+struct RingStage {
+  const __half* W;
+  int K, p0, np, S;
+};
+// Stage st of a launch: 5 per layer (QKV, attention, O, gate/up, down), then the logits.
+// The pair ranges rotate with the stage so no block holds the larger share every time.
+__device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
+  RingStage r{nullptr, 0, 0, 0, 0};
+  const int nb = gridDim.x, b = blockIdx.x;
+  const int l = st / kBarriersPerLayer, k = st % kBarriersPerLayer;
+  const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
+  int rows = 0;
+  if (l == a.layers) {
+    if (a.stages & kStLogits) r.W = a.emb, rows = a.vocab, r.K = a.hidden;
+  } else if (k == 0) {
+    if (a.stages & kStQkv) r.W = lw + a.off.qkv, rows = a.q_dim + 2 * a.kv_dim, r.K = a.hidden;
+  } else if (k == 2) {
+    if (a.stages & kStO) r.W = lw + a.off.o, rows = a.hidden, r.K = a.q_dim;
+  } else if (k == 3) {
+    if (a.stages & kStGateUp) r.W = lw + a.off.gate_up, rows = 2 * a.mlp, r.K = a.hidden;
+  } else if (k == 4) {
+    if (a.stages & kStDown) r.W = lw + a.off.down, rows = a.hidden, r.K = a.mlp;
+  }
+  if (rows == 0) return r;
+  const long long pairs = rows / 2;
+  const int rb = (b + st * 41) % nb;
+  r.p0 = static_cast<int>(rb * pairs / nb);
+  r.np = static_cast<int>((rb + 1) * pairs / nb) - r.p0;
+  r.S = r.K / kRingSeg;  // host contract: exact
+  return r;
+}
+
+#if !defined(PORT_HIP)
+// Warp w's pieces of a stage, in order: piece (pair p, segment s) of the block's np pairs x S
+// segments. Two assignments (DecodeArgs.ring_mode bit kRingBalanced):
+//   pairs     warp w takes whole pairs w, w + 16, ...: with fewer than 16 pairs some warps idle;
+//   balanced  warp w takes the w-th sixteenth of the np S pieces (whole pairs and cut pairs
+//             alike), so every warp streams the same bytes whatever np is.
+struct PieceCursor {
+  int p, s, step, left;  // pair, segment, pair step, pieces left
+  __device__ void begin(const RingStage& r, int warp, bool balanced) {
+    if (r.np <= 0) {
+      p = s = left = 0;
+      step = 1;
+    } else if (balanced) {
+      const int E = r.np * r.S, e0 = warp * E / kRingWarps;
+      p = e0 / r.S;
+      s = e0 - p * r.S;
+      step = 1;
+      left = (warp + 1) * E / kRingWarps - e0;
+    } else {
+      p = warp;
+      s = 0;
+      step = kRingWarps;
+      left = warp < r.np ? ((r.np - 1 - warp) / kRingWarps + 1) * r.S : 0;
+    }
+  }
+  __device__ void next(const RingStage& r) {
+    if (++s == r.S) {
+      s = 0;
+      p += step;
+    }
+    --left;
+  }
+};
+
+struct WarpRing {
+  const DecodeArgs& a;
+  __half* slots;
+  unsigned long long* bars;
+  int m, warp, lane;
+  int cslot = 0;
+  unsigned cphase = 0, inflight = 0;
+  int ist = 0, nst = 0;
+  bool balanced;
+  PieceCursor ic{};  // the issuer's next piece in stage ist
+  RingStage irs{};
+  __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, int m_, int nst_)
+      : a(a_), slots(slots_), bars(bars_), m(m_), warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes), nst(nst_),
+        balanced((a_.ring_mode & kRingBalanced) != 0) {
+    begin_stage();
+    settle();
+  }
+  __device__ void begin_stage() {
+    irs = ring_stage(a, ist);
+    ic.begin(irs, warp, balanced);
+  }
+  // Move the issuer past stages in which this warp has no piece left.
+  __device__ void settle() {
+    while (ist < nst && ic.left <= 0)
+      if (++ist < nst) begin_stage();
+  }
+  // The warp's next piece into `slot` (free: never issued, or its last piece read by every lane).
+  __device__ void issue(int slot) {
+    if (ist >= nst) return;
+    if (lane == 0) {
+      const unsigned dst = smem_u32(slots + static_cast<size_t>(slot) * (kRingPieceBytes / 2));
+      const unsigned bar = smem_u32(&bars[slot]);
+      const __half* row0 = irs.W + static_cast<size_t>(2 * (irs.p0 + ic.p)) * irs.K + static_cast<size_t>(ic.s) * kRingSeg;
+      bulk_refill_fence();  // the lanes' reads of the slot's last piece come before the overwrite
+      bulk_arm(bar, kRingPieceBytes);
+      bulk_copy_to(dst, row0, kRingPieceBytes / 2, bar);
+      bulk_copy_to(dst + kRingPieceBytes / 2, row0 + irs.K, kRingPieceBytes / 2, bar);
+    }
+    ++inflight;
+    ic.next(irs);
+    if (ic.left <= 0) settle();
+  }
+  __device__ void start() {
+    for (int i = 0; i < m; ++i) issue(i);
+  }
+  // The warp's next piece, once it has landed.
+  __device__ const __half* wait() const {
+    bulk_wait(smem_u32(&bars[cslot]), cphase, port_const_clock(), a.timeout_ticks);
+    return slots + static_cast<size_t>(cslot) * (kRingPieceBytes / 2);
+  }
+  __device__ void advance() {
+    --inflight;
+    if (++cslot == m) {
+      cslot = 0;
+      cphase ^= 1u;
+    }
+  }
+  // Done with the piece from wait(): refill its slot with the piece m ahead.
+  __device__ void release() {
+    __syncwarp();
+    issue(cslot);
+    advance();
+  }
+  // A barrier timed out: wait out the copies still in flight into this warp's slots.
+  __device__ void drain() {
+    while (inflight > 0) {
+      wait();
+      advance();
+    }
+  }
+};
+
+// One GEMV stage from the warps' rings: warp w streams its share of the block's pieces, keeps
+// the running sums of the pair in hand in registers, and reduces across its lanes when the
+// pair ends or its share does; lane 0 stores that (or zeros) as the piece's partial in shared
+// memory (part, beside x). Once every warp is done, each pair's S partials are added in segment
+// order (the same order every run) and epi(row0, y0, y1) runs, every thread taking pairs in
+// turn: its global reads (the residual) are one L2 round trip per stage.
+// xs: this stage's x, FP32, K long; part follows it (2 np S floats).
+template <class Epi>
+__device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, float* xs, Epi&& epi) {
+  const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  float2* part = reinterpret_cast<float2*>(xs + r.K);  // host contract: K + 2 np S floats fit
+  PieceCursor c;
+  c.begin(r, warp, q.balanced);
+  float a0 = 0.f, b0 = 0.f, a1 = 0.f, b1 = 0.f;
+  while (c.left > 0) {
+    const __half* w = q.wait();
+    const float* x = xs + c.s * kRingSeg;
+#pragma unroll
+    for (int i = 0; i < kRingSeg / 8 / kLanes; ++i) {
+      const int v = lane + i * kLanes;
+      const vec4u w0 = *reinterpret_cast<const vec4u*>(w + 8 * v);
+      const vec4u w1 = *reinterpret_cast<const vec4u*>(w + kRingSeg + 8 * v);
+      fma8(w0, x + 8 * v, a0, b0);
+      fma8(w1, x + 8 * v, a1, b1);
+    }
+    q.release();
+    float2 y = make_float2(0.f, 0.f);
+    if (c.s == r.S - 1 || c.left == 1) {  // warp-uniform: the pair or the warp's share ends here
+      y = make_float2(group_sum<kLanes>(a0 + b0), group_sum<kLanes>(a1 + b1));
+      a0 = b0 = a1 = b1 = 0.f;
+    }
+    if (lane == 0) part[c.p * r.S + c.s] = y;
+    c.next(r);
+  }
+  __syncthreads();
+  for (int t = threadIdx.x; t < r.np; t += blockDim.x) {
+    float y0 = 0.f, y1 = 0.f;
+    for (int j = 0; j < r.S; ++j) {
+      y0 += part[t * r.S + j].x;
+      y1 += part[t * r.S + j].y;
+    }
+    epi(2 * (r.p0 + t), y0, y1);
+  }
+}
+#endif  // !PORT_HIP
+
+template <int HD>
+__device__ __forceinline__ void ring_body(const DecodeArgs& a) {
+#if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  extern __shared__ float4 dyn4[];
+  __half* ring = reinterpret_cast<__half*>(dyn4);
+  const int m = a.ring_slots;
+  float* sm = reinterpret_cast<float*>(ring + static_cast<size_t>(kRingWarps) * m * (kRingPieceBytes / 2));
+  __shared__ unsigned long long bars[kRingWarps * kRingMaxSlots];
+  __shared__ float red[32];
+  __shared__ float s_bv[kRingWarps];
+  __shared__ int s_bi[kRingWarps];
+  __shared__ int s_stop, s_last;
+  const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
+  const int items = (a.kv_dim / a.hd) * a.chunks;
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < kRingWarps * m; ++i) bulk_bar_init(smem_u32(&bars[i]));
+    bulk_bar_init_fence();
+  }
+  __syncthreads();
+  WarpRing q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, m,
+             kBarriersPerLayer * a.layers + 1);
+  q.start();
+  int k = 0;
+  auto sync_or_drain = [&](int layer, int where) -> bool {
+    if (grid_barrier(a, ++k, layer, where, &s_stop)) return true;
+    q.drain();
+    return false;
+  };
+  auto add_resid = [&](int r, float s0, float s1) {
+    const float2 o = make_float2(act_load(a.resid + r), act_load(a.resid + r + 1));
+    *reinterpret_cast<float2*>(a.resid + r) = make_float2(o.x + s0, o.y + s1);
+  };
+  for (int l = 0; l < a.layers; ++l) {
+    const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
+    const int st = l * kBarriersPerLayer;
+    RingStage r = ring_stage(a, st);
+    if (r.W) {
+      const __half* emb_row = l == 0 ? a.emb + static_cast<size_t>(a.token) * H : nullptr;
+      if (l == 0)
+        for (int i = b * blockDim.x + threadIdx.x; i < H; i += nb * blockDim.x) a.resid[i] = __half2float(emb_row[i]);
+      stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps);
+      ring_gemv(q, r, sm, [&](int row, float s0, float s1) { rope_append_pair(a, l, row, s0, s1); });
+    }
+    KvPre pre = (a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items ? kv_preload<HD>(a, l, b)
+                                                                                    : KvPre{zero_vec(), zero_vec(), false};
+    if (!sync_or_drain(l, 0)) return;
+    if (a.stages & kStAttn)
+      for (int item = b; item < items; item += nb) {
+        attention_item<HD>(a, l, item, sm, pre);
+        pre.ok = false;  // a block's later items (more items than blocks) load as usual
+        if (last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last)) attention_combine<HD>(a, item / a.chunks);
+      }
+    if (!sync_or_drain(l, 1)) return;
+    r = ring_stage(a, st + 2);
+    if (r.W) {
+      stage_copy(sm, a.attn, a.q_dim);
+      ring_gemv(q, r, sm, add_resid);
+    }
+    if (!sync_or_drain(l, 2)) return;
+    r = ring_stage(a, st + 3);
+    if (r.W) {
+      stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps);
+      ring_gemv(q, r, sm, [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
+    }
+    if (!sync_or_drain(l, 3)) return;
+    r = ring_stage(a, st + 4);
+    if (r.W) {
+      stage_copy(sm, a.h, a.mlp);
+      ring_gemv(q, r, sm, add_resid);
+    }
+    if (!sync_or_drain(l, 4)) return;
+  }
+  const RingStage r = ring_stage(a, kBarriersPerLayer * a.layers);
+  if (r.W) {
+    stage_rmsnorm(sm, red, a.resid, nullptr, a.final_gain, H, a.eps);
+    float bv = -INFINITY;
+    int bi = 0x7fffffff;
+    ring_gemv(q, r, sm, [&](int row, float s0, float s1) {
+      *reinterpret_cast<float2*>(a.logits + row) = make_float2(s0, s1);
+      keep_better(bv, bi, s0, row);
+      keep_better(bv, bi, s1, row + 1);
+    });
+    warp_argmax(bv, bi);
+    if (threadIdx.x % kLanes == 0) {
+      s_bv[warp] = bv;
+      s_bi[warp] = bi;
+    }
+    block_argmax_finish(a, s_bv, s_bi, kRingWarps, &s_last);
+  }
+#else
+  (void)a;
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd64(DecodeArgs a) { ring_body<64>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd128(DecodeArgs a) { ring_body<128>(a); }
 
 // Initialisation kernels (outside every timing): norm gains near 1, NaN into one cache slot.
 __global__ void fill_gain_kernel(__half* p, size_t n, uint64_t seed) {
@@ -829,6 +1177,9 @@ constexpr int kCachedPositions = 1024;  // the new token sits at position 1024: 
 constexpr float kEps = 1e-5f;
 constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the checked intermediates)
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
+std::string ring_mode_name(int mode) {
+  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "");
+}
 
 LayerLayout layout_of(const Shape& s) {
   const size_t H = s.hidden, q = static_cast<size_t>(s.heads) * s.hd, kv = static_cast<size_t>(s.kv_heads) * s.hd;
@@ -1052,6 +1403,7 @@ class Model {
   unsigned long long* counters;
   SpinError* err;
   unsigned* abort_flag;
+  mutable unsigned long long barrier_gen = 0;  // grid barriers completed by earlier launches (the counter never resets)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1253,45 +1605,91 @@ std::vector<Op> kernel_per_op(const Model& m, const DecodeArgs& a, int sms) {
   return ops;
 }
 
-// The persistent engine: grid = one block per SM, proven co-resident before every launch.
+// The persistent engines: grid = one block per SM, proven co-resident before every launch.
+// ring = false: weights through registers (decode_persistent_*); true: through a shared-memory
+// ring per warp of as many 4 KB slots as fit beside x (decode_ring_*, sm_90 builds only).
 class Persistent {
  public:
-  Persistent(const Model& m, const DecodeArgs& base, const Experiment& ex) : m_(m), base_(base) {
-    fn_ = m.shape.hd == 64 ? reinterpret_cast<const void*>(decode_persistent_hd64)
-                           : reinterpret_cast<const void*>(decode_persistent_hd128);
+  // ring_slots: slots per warp of the ring engine (0: as many as fit, at most kRingMaxSlots).
+  Persistent(const Model& m, const DecodeArgs& base, const Experiment& ex, bool ring, int ring_slots = 0)
+      : m_(m), base_(base), ring_(ring) {
+    const bool hd64 = m.shape.hd == 64;
+    fn_ = ring ? (hd64 ? reinterpret_cast<const void*>(decode_ring_hd64) : reinterpret_cast<const void*>(decode_ring_hd128))
+               : (hd64 ? reinterpret_cast<const void*>(decode_persistent_hd64)
+                       : reinterpret_cast<const void*>(decode_persistent_hd128));
+    threads_ = ring ? kRingThreads : kPersistentThreads;
     const int maxk = std::max({m.shape.hidden, m.q_dim, m.shape.mlp});
-    smem_ = std::max<size_t>(static_cast<size_t>(maxk) * sizeof(float),
-                             attn_smem_floats(m.shape.hd, kPersistentThreads) * sizeof(float));
-    CHECK_CUDA(cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
-    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_, fn_, kPersistentThreads, smem_));
+    smem_ = std::max<size_t>(static_cast<size_t>(maxk) * sizeof(float), attn_smem_floats(m.shape.hd, threads_) * sizeof(float));
     blocks_ = ex.sm_count();
     int coop = 0, dev = 0;
     CHECK_CUDA(cudaGetDevice(&dev));
     CHECK_CUDA(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev));
     if (!coop) FAIL("refusing the persistent engine: device %d has no cooperative launch, so %d blocks cannot be proven co-resident", dev, blocks_);
+    if (ring) {
+#if defined(PORT_HIP)
+      FAIL("refusing the ring engine: it needs the sm_90 bulk-copy engine");
+#else
+      // Each GEMV stage keeps its block's partial sums (2 floats a piece) after its K floats of x.
+      struct { int K, rows; } gemvs[] = {{m.shape.hidden, m.q_dim + 2 * m.kv_dim}, {m.q_dim, m.shape.hidden},
+                                         {m.shape.hidden, 2 * m.shape.mlp}, {m.shape.mlp, m.shape.hidden},
+                                         {m.shape.hidden, m.shape.vocab}};
+      for (auto& g : gemvs) {
+        if (g.K % kRingSeg != 0)
+          FAIL("refusing the ring engine: a GEMV with K = %d does not cut into pieces of %d columns", g.K, kRingSeg);
+        const size_t pairs = (g.rows / 2 + blocks_ - 1) / blocks_, pieces = pairs * (g.K / kRingSeg);
+        const size_t need = (static_cast<size_t>(g.K) + 2 * pieces) * sizeof(float);
+        if (need > smem_) smem_ = need;
+      }
+      int optin = 0;
+      CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+      cudaFuncAttributes fa{};
+      CHECK_CUDA(cudaFuncGetAttributes(&fa, fn_));
+      const long long per_slot = static_cast<long long>(kRingWarps) * kRingPieceBytes;  // one slot in every warp
+      const long long room = static_cast<long long>(optin) - static_cast<long long>(fa.sharedSizeBytes) - static_cast<long long>(smem_);
+      slots_ = static_cast<int>(std::min<long long>(kRingMaxSlots, std::max<long long>(0, room / per_slot)));
+      if (slots_ < 2)
+        FAIL("refusing the ring engine: %d B of shared memory per block leave room for %d slots per warp of %d B beside "
+             "%zu B of activations (at least 2 needed)", optin, slots_, kRingPieceBytes, smem_);
+      if (ring_slots > slots_) {
+        std::fprintf(stderr, "error: --ring-slots %d: %d slots per warp of %d B fit beside %zu B of activations on this device\n",
+                     ring_slots, slots_, kRingPieceBytes, smem_);
+        std::exit(kExitUsage);
+      }
+      if (ring_slots > 0) slots_ = ring_slots;
+      smem_ += static_cast<size_t>(slots_) * per_slot;
+#endif
+    }
+    CHECK_CUDA(cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
+    CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_, fn_, threads_, smem_));
     if (per_sm_ < 1)
       FAIL("refusing the persistent engine: the occupancy calculator fits %d blocks of %d threads with %zu B of shared "
            "memory per SM, so %d blocks (one per SM) cannot all be co-resident and a grid barrier would deadlock",
-           per_sm_, kPersistentThreads, smem_, blocks_);
+           per_sm_, threads_, smem_, blocks_);
   }
   void launch(cudaStream_t s, int stages, unsigned prefetch_bytes) {
     DecodeArgs a = base_;
-    a.gen0 = gen_;
     a.stages = stages;
     a.prefetch_bytes = prefetch_bytes;
-    gen_ += static_cast<unsigned long long>(kBarriersPerLayer) * m_.shape.layers;
+    a.ring_slots = slots_;
+    a.ring_mode = mode_;
+    a.gen0 = m_.barrier_gen;
+    m_.barrier_gen += static_cast<unsigned long long>(kBarriersPerLayer) * m_.shape.layers;
     void* args[] = {&a};
-    CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(kPersistentThreads), args, smem_, s));
+    CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
   }
   int blocks() const { return blocks_; }
+  int threads() const { return threads_; }
+  int slots() const { return slots_; }
+  void set_ring_mode(int mode) { mode_ = mode; }
+  int ring_mode() const { return mode_; }
 
  private:
   const Model& m_;
   DecodeArgs base_;
+  bool ring_;
   const void* fn_ = nullptr;
   size_t smem_ = 0;
-  int per_sm_ = 0, blocks_ = 0;
-  unsigned long long gen_ = 0;  // barriers completed by earlier launches (the counter never resets)
+  int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0, mode_ = 0;
 };
 
 // A spin that timed out ends the run (exit 1) with who waited where.
@@ -1377,6 +1775,8 @@ struct RunOptions {
   TimingPlan plan;
   unsigned prefetch_bytes;
   bool sweep_prefetch;
+  int ring_slots;     // 0: as many as fit
+  bool breakdown;     // the stage-alone and launch-kind tables (not under a sanitizer)
   unsigned long long timeout_ticks;
   double ceiling_gbps;
   std::string prediction_text;  // report.json, or empty
@@ -1419,7 +1819,11 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   Graph graph, graph_pdl;
   graph.capture([&](cudaStream_t) { enqueue_ops(false, -1); }, st);
   if (have_pdl) graph_pdl.capture([&](cudaStream_t) { enqueue_ops(true, -1); }, st);
-  Persistent pers(m, base, ex);
+  Persistent pers(m, base, ex, false);
+  std::unique_ptr<Persistent> ring;
+  if (have_pdl) ring.reset(new Persistent(m, base, ex, true, o.ring_slots));  // cp.async.bulk: sm_90 builds
+  Persistent& head = ring ? *ring : pers;  // the engine (c) of the headline and the stage breakdown
+  const char* head_name = ring ? "persistent_ring" : "persistent";
 
   struct Eng {
     std::string name, what;
@@ -1439,6 +1843,13 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
                          std::to_string(kPersistentThreads) + " threads, " +
                          std::to_string(kBarriersPerLayer * s.layers) + " grid barriers",
                      [&] { pers.launch(st, kStAll, pf); }, {}, {}});
+  if (ring)
+    engines.push_back({"persistent_ring",
+                       "one cooperative kernel, " + std::to_string(ring->blocks()) + " blocks x " +
+                           std::to_string(ring->threads()) + " threads, weights streamed through a ring of " +
+                           std::to_string(ring->slots()) + " x 4 KB of shared memory per warp, " +
+                           std::to_string(kBarriersPerLayer * s.layers) + " grid barriers",
+                       [&] { ring->launch(st, kStAll, 0); }, {}, {}});
   for (auto& e : engines) {
     say(ex, "%s: validating %s", s.name, e.name.c_str());
     e.v = validate(ex, m, ref, e.name, e.step);
@@ -1456,6 +1867,24 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (size_t i = 1; i < sweep.size(); ++i)
       if (sweep[i].second.median < sweep[best].second.median) best = i;
     pf = sweep[best].first;
+  }
+  // Ring: the piece assignment and the K/V preload, swept (every run: four short timings, and
+  // under a sanitizer every mode's code path runs), each mode validated before it is timed; the
+  // best one is kept for the headline.
+  std::vector<std::pair<int, Summary>> ring_sweep;
+  if (ring) {
+    for (int mode = 0; mode < 4; ++mode) {
+      ring->set_ring_mode(mode);
+      say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
+      validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
+      ring_sweep.push_back({mode, time_steps([&](int) { ring->launch(st, kStAll, 0); }, o.plan, st)});
+      check_spins(m, "ring sweep");
+    }
+    size_t best = 0;
+    for (size_t i = 1; i < ring_sweep.size(); ++i)
+      if (ring_sweep[i].second.median < ring_sweep[best].second.median) best = i;
+    ring->set_ring_mode(ring_sweep[best].first);
+    validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
   }
   for (auto& e : engines) {
     say(ex, "%s: timing %s (%d x %d steps)", s.name, e.name.c_str(), o.plan.reps, o.plan.iters);
@@ -1479,7 +1908,8 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
         .extra("n_steps", e.us.n * o.plan.iters)
         .extra("bytes", bytes)
         .extra("logits_rel_l2", e.v.logits_l2)
-        .extra("prefetch_bytes_per_block", e.name == "persistent" ? Json(pf) : Json());
+        .extra("prefetch_bytes_per_block", e.name == "persistent" ? Json(pf) : Json())
+        .extra("ring_mode", e.name == "persistent_ring" ? Json(ring_mode_name(ring->ring_mode())) : Json());
     ex.add("engines: one decode step (median of " + std::to_string(o.plan.reps) + " batches of " +
                std::to_string(o.plan.iters) + " steps)",
            row);
@@ -1509,62 +1939,80 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     ex.add("persistent: L2 prefetch of the next stage's weights before each barrier", row);
   }
 
-  // Where the microseconds go: the persistent kernel with one stage kind at a time (all
-  // barriers kept), against none (the barriers alone); the stream engine one launch kind at a time.
-  struct StageRow { const char* name; int bits; double bytes; };
-  const StageRow stages[] = {{"qkv_rope_append", kStQkv, sb.qkv}, {"attention_combine", kStAttn, sb.attn},
-                             {"o_proj_residual", kStO, sb.o},     {"gate_up_silu", kStGateUp, sb.gate_up},
-                             {"down_residual", kStDown, sb.down}, {"logits_argmax", kStLogits, sb.logits}};
-  say(ex, "%s: stages alone", s.name);
-  const Summary none = time_steps([&](int) { pers.launch(st, 0, pf); }, o.plan, st);
-  check_spins(m, "barriers only");
-  const int nbar = kBarriersPerLayer * s.layers;
-  {
+  for (auto& p : ring_sweep) {
     Row row;
     row.add("model", model_col)
-        .add("stage", "barriers only (no stage)")
-        .add("mb", 0.0, 1, "MB read")
-        .add("floor_us", 0.0, 1, "floor µs")
-        .add("alone_us", none.median, 1, "alone µs (with barriers)")
-        .add("work_us", 0.0, 1, "alone - barriers µs")
-        .add("over_floor_us", 0.0, 1, "work - floor µs")
-        .extra("barriers", nbar)
-        .extra("us_per_barrier", none.median / nbar);
-    ex.add("persistent kernel, one stage kind enabled at a time (where the microseconds go)", row);
-  }
-  double work_sum = none.median;
-  for (auto& sr : stages) {
-    const Summary t = time_steps([&](int) { pers.launch(st, sr.bits, pf); }, o.plan, st);
-    check_spins(m, sr.name);
-    const double f = sr.bytes / (o.ceiling_gbps * 1e3);
-    work_sum += t.median - none.median;
-    Row row;
-    row.add("model", model_col)
-        .add("stage", sr.name)
-        .add("mb", sr.bytes / 1e6, 1, "MB read")
-        .add("floor_us", f, 1, "floor µs")
-        .add("alone_us", t.median, 1, "alone µs (with barriers)")
-        .add("work_us", t.median - none.median, 1, "alone - barriers µs")
-        .add("over_floor_us", t.median - none.median - f, 1, "work - floor µs");
-    ex.add("persistent kernel, one stage kind enabled at a time (where the microseconds go)", row);
-  }
-  ex.note(std::string(s.name) + ": persistent stages alone: " + std::to_string(nbar) + " barriers alone " +
-          fmt(none.median, 1) + " us (" + fmt(none.median / nbar, 2) + " us each); barriers + every stage's work " +
-          fmt(work_sum, 1) + " us against " + fmt(engines.back().us.median, 1) +
-          " us all together (the difference is overlap between stages)");
-  for (int k = 0; k < kOpKinds; ++k) {
-    int count = 0;
-    for (auto& op : ops) count += op.kind == k;
-    const Summary t = time_steps([&](int) { enqueue_ops(false, k); }, o.plan, st);
-    Row row;
-    row.add("model", model_col)
-        .add("kernel", kOpNames[k])
-        .add("launches", count, -1, "launches / step")
-        .add("median_us", t.median, 1, "µs / step")
-        .add("us_per_launch", t.median / count, 2, "µs / launch");
-    ex.add("stream engine, one kind of launch at a time", row);
+        .add("mode", ring_mode_name(p.first))
+        .add("median_us", p.second.median, 1, "median µs")
+        .add("min_us", p.second.min, 1, "min µs")
+        .add("fraction_of_floor", floor_us / p.second.median, 3, "floor / time")
+        .add("kept", p.first == ring->ring_mode(), -1, "kept");
+    ex.add("persistent_ring: piece assignment (whole pairs per warp, or balanced runs of pieces) and K/V preload", row);
   }
 
+  auto find_engine_us = [&](const char* n) -> double {
+    for (auto& e : engines)
+      if (e.name == n) return e.us.median;
+    return NAN;
+  };
+  Summary none{};
+  if (o.breakdown) {
+    // Where the microseconds go: the persistent kernel with one stage kind at a time (all
+    // barriers kept), against none (the barriers alone); the stream engine one launch kind at a time.
+    struct StageRow { const char* name; int bits; double bytes; };
+    const StageRow stages[] = {{"qkv_rope_append", kStQkv, sb.qkv}, {"attention_combine", kStAttn, sb.attn},
+                               {"o_proj_residual", kStO, sb.o},     {"gate_up_silu", kStGateUp, sb.gate_up},
+                               {"down_residual", kStDown, sb.down}, {"logits_argmax", kStLogits, sb.logits}};
+    say(ex, "%s: stages alone", s.name);
+    none = time_steps([&](int) { head.launch(st, 0, pf); }, o.plan, st);
+    check_spins(m, "barriers only");
+    const int nbar = kBarriersPerLayer * s.layers;
+    {
+      Row row;
+      row.add("model", model_col)
+          .add("stage", "barriers only (no stage)")
+          .add("mb", 0.0, 1, "MB read")
+          .add("floor_us", 0.0, 1, "floor µs")
+          .add("alone_us", none.median, 1, "alone µs (with barriers)")
+          .add("work_us", 0.0, 1, "alone - barriers µs")
+          .add("over_floor_us", 0.0, 1, "work - floor µs")
+          .extra("barriers", nbar)
+          .extra("us_per_barrier", none.median / nbar);
+      ex.add(std::string("persistent kernel (") + head_name + "), one stage kind enabled at a time (where the microseconds go)", row);
+    }
+    double work_sum = none.median;
+    for (auto& sr : stages) {
+      const Summary t = time_steps([&](int) { head.launch(st, sr.bits, pf); }, o.plan, st);
+      check_spins(m, sr.name);
+      const double f = sr.bytes / (o.ceiling_gbps * 1e3);
+      work_sum += t.median - none.median;
+      Row row;
+      row.add("model", model_col)
+          .add("stage", sr.name)
+          .add("mb", sr.bytes / 1e6, 1, "MB read")
+          .add("floor_us", f, 1, "floor µs")
+          .add("alone_us", t.median, 1, "alone µs (with barriers)")
+          .add("work_us", t.median - none.median, 1, "alone - barriers µs")
+          .add("over_floor_us", t.median - none.median - f, 1, "work - floor µs");
+      ex.add(std::string("persistent kernel (") + head_name + "), one stage kind enabled at a time (where the microseconds go)", row);
+    }
+    ex.note(std::string(s.name) + ": persistent stages alone: " + std::to_string(nbar) + " barriers alone " +
+            fmt(none.median, 1) + " us (" + fmt(none.median / nbar, 2) + " us each); barriers + every stage's work " +
+            fmt(work_sum, 1) + " us against " + fmt(find_engine_us(head_name), 1) +
+            " us all together (the difference is overlap between stages)");
+    for (int k = 0; k < kOpKinds; ++k) {
+      int count = 0;
+      for (auto& op : ops) count += op.kind == k;
+      const Summary t = time_steps([&](int) { enqueue_ops(false, k); }, o.plan, st);
+      Row row;
+      row.add("model", model_col)
+          .add("kernel", kOpNames[k])
+          .add("launches", count, -1, "launches / step")
+          .add("median_us", t.median, 1, "µs / step")
+          .add("us_per_launch", t.median / count, 2, "µs / launch");
+      ex.add("stream engine, one kind of launch at a time", row);
+    }
+  }
   // Summary, under the issue's keys.
   const std::string key = s.key;
   auto find_engine = [&](const char* n) -> const Eng* {
@@ -1572,7 +2020,8 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
       if (e.name == n) return &e;
     return nullptr;
   };
-  const Eng* pe = find_engine("persistent");
+  const Eng* pe = find_engine(head_name);
+  const Eng* pr = find_engine("persistent");
   const Eng* gp = find_engine("graph_pdl");
   Json& sm = ex.summary();
   sm.set(key + "_floor_us", floor_us);
@@ -1591,7 +2040,11 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   sm.set(key + "_graph_us", find_engine("graph")->us.median);
   sm.set(key + "_bytes_per_step", bytes);
   sm.set(key + "_persistent_prefetch_kb", static_cast<int>(pf / 1024));
-  sm.set(key + "_barriers_alone_us", none.median);
+  sm.set(key + "_persistent_engine", head_name);
+  sm.set(key + "_persistent_registers_us", pr->us.median);
+  sm.set(key + "_ring_slots_per_warp", ring ? Json(ring->slots()) : Json());
+  sm.set(key + "_ring_mode", ring ? Json(ring_mode_name(ring->ring_mode())) : Json());
+  sm.set(key + "_barriers_alone_us", o.breakdown ? Json(none.median) : Json());
   sm.set(key + "_seed", std::to_string(seed));
   bool amb = false;
   for (auto& e : engines) amb = amb || e.v.ambiguous;
@@ -1606,11 +2059,12 @@ int main(int argc, char** argv) {
                 "kernel per op on a stream, a CUDA graph with PDL, and one persistent cooperative kernel, against "
                 "the bandwidth floor.");
   std::string model_flag, prediction;
-  long long steps = 0, prefetch_kb = 64, timeout_ms = sanitizing() ? 60000 : 2000;  // sanitizers slow every spin
+  long long steps = 0, prefetch_kb = 64, ring_slots = 0, timeout_ms = sanitizing() ? 60000 : 2000;  // sanitizers slow every spin
   ex.flags().add_string("model", &model_flag, "1b | 8b | all (default all; --quick: 1b)");
   ex.flags().add_int("steps", &steps, 1, 1000, "decode steps per timed batch (default 10; --quick 3)");
   ex.flags().add_string("prediction", &prediction, "report.json holding <model>_predicted_single_kernel_us (default <results dir>/report.json)");
   ex.flags().add_int("prefetch-kb", &prefetch_kb, 0, 128, "persistent engine: L2 prefetch per block before each barrier (default 64; full runs sweep 0-128)");
+  ex.flags().add_int("ring-slots", &ring_slots, 0, kRingMaxSlots, "ring engine: 4 KB shared-memory slots per warp (default 0: as many as fit, 2-4)");
   ex.flags().add_int("timeout-ms", &timeout_ms, 10, 60000, "grid-barrier spin timeout on the constant-rate clock (default 2000)");
   ex.validate_flags([&]() -> std::string {
     if (!model_flag.empty() && model_flag != "1b" && model_flag != "8b" && model_flag != "all")
@@ -1620,19 +2074,27 @@ int main(int argc, char** argv) {
   ex.start(argc, argv);
   const bool quick = ex.quick();
   if (model_flag.empty()) model_flag = quick ? "1b" : "all";
-  std::vector<const Shape*> models;
+  // Under a sanitizer every kernel still runs, on 2 layers instead of 16 or 32 (the same code
+  // paths: every stage kind, barrier and piece shape), and without the stage breakdown.
+  std::vector<Shape> models;
   for (auto& s : kShapes)
-    if (model_flag == "all" || model_flag == s.flag) models.push_back(&s);
+    if (model_flag == "all" || model_flag == s.flag) {
+      models.push_back(s);
+      if (sanitizing()) models.back().layers = std::min(models.back().layers, 2);
+    }
   RunOptions o;
   o.plan = TimingPlan{2, quick ? 3 : 7, static_cast<int>(steps ? steps : (quick ? 3 : 10))};
   o.prefetch_bytes = static_cast<unsigned>(prefetch_kb) * 1024;
   o.sweep_prefetch = !quick;
+  o.ring_slots = static_cast<int>(ring_slots);
+  o.breakdown = !sanitizing();
 
   if (ex.list()) {
     std::printf("# 06-decode would run %zu model(s); per model: a CPU double reference, then each engine validated, timed "
                 "(%d warm-up steps, %d batches x %d steps, median), validated again:\n",
                 models.size(), o.plan.warmup, o.plan.reps, o.plan.iters);
-    for (auto* s : models) {
+    for (auto& shape : models) {
+      const Shape* s = &shape;
       const StageBytes b = stage_bytes(*s);
       std::printf("%s: %d layers, hidden %d, %d/%d heads of %d, MLP %d, vocab %d; %.3f GB per step\n", s->name, s->layers,
                   s->hidden, s->heads, s->kv_heads, s->hd, s->mlp, s->vocab, b.total() / 1e9);
@@ -1641,7 +2103,11 @@ int main(int argc, char** argv) {
       std::printf("%s: engine persistent: %d blocks x %d threads, %d grid barriers, prefetch %s\n", s->name,
                   ex.sm_count(), kPersistentThreads, kBarriersPerLayer * s->layers,
                   o.sweep_prefetch ? "swept over 0, 32, 64, 128 KB per block" : (std::to_string(prefetch_kb) + " KB per block").c_str());
-      std::printf("%s: stages alone: barriers only + 6 stage kinds (persistent), 11 launch kinds (stream)\n", s->name);
+      std::printf("%s: engine persistent_ring (sm_90): %d blocks x %d threads, %s 4 KB shared-memory slots per warp; "
+                  "piece assignment {pairs, balanced} x K/V preload {off, on} swept, best kept\n",
+                  s->name, ex.sm_count(), kRingThreads, ring_slots ? std::to_string(ring_slots).c_str() : "as many");
+      if (o.breakdown)
+        std::printf("%s: stages alone: barriers only + 6 stage kinds (headline persistent engine), 11 launch kinds (stream)\n", s->name);
     }
     return kExitOk;
   }
@@ -1671,7 +2137,8 @@ int main(int argc, char** argv) {
 #if defined(PORT_HIP)
   ex.note("HIP build: no programmatic dependent launch (graph_pdl not run), no L2 prefetch instruction (prefetch is a no-op)");
 #endif
-  for (size_t i = 0; i < models.size(); ++i) run_model(ex, *models[i], o);
+  if (sanitizing()) ex.note("under a sanitizer: " + std::to_string(models[0].layers) + " layers per model, no stage breakdown");
+  for (size_t i = 0; i < models.size(); ++i) run_model(ex, models[i], o);
   ex.summary().set("ceiling_gbps", ceiling.gbps);
   ex.summary().set("ceiling_source", ceiling.source);
   ex.summary().set("steps_per_figure", o.plan.reps * o.plan.iters);

@@ -27,13 +27,23 @@ __device__ __forceinline__ void bulk_bar_init_fence() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
 #endif
 }
-// bytes: a multiple of 16, src and dst 16-byte aligned.
-__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+// A phase that several copies complete together: one arrival announcing all their bytes
+// (bulk_arm), then the copies (bulk_copy_to). One copy alone: bulk_load.
+__device__ __forceinline__ void bulk_arm(unsigned bar, unsigned bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+#endif
+}
+// bytes: a multiple of 16, src and dst 16-byte aligned.
+__device__ __forceinline__ void bulk_copy_to(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
 #endif
+}
+__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  bulk_arm(bar, bytes);
+  bulk_copy_to(dst, src, bytes, bar);
 }
 // The consumers' reads of a stage (generic proxy) happen before the engine refills it.
 __device__ __forceinline__ void bulk_refill_fence() {
