@@ -353,35 +353,59 @@ __host__ __device__ constexpr int attn_smem_floats(int hd, int threads) {
   return kG * hd + kG * kMaxChunk + 2 * kG + (threads / PORT_WARP_SIZE) * kG * hd;
 }
 
-// A thread's K and V vectors of its first-pass position, loaded before the barrier that
-// precedes attention (the ring engine): positions below the new one are never written in a
-// step, so they can be in flight while the grid waits. ok: the position is cached and in range.
-struct KvPre {
-  vec4u k, v;
-  bool ok;
+// A thread's K and V vectors for the first kKvPasses<HD> passes over an item's positions
+// (pass p: position warp * PPW + lane / LG + p * warps * PPW), all requested together, with
+// nothing consuming them until the scores: one memory latency for the item, not two per pass
+// (a pass loading K, then V after the softmax). `have` bit p: pass p is in registers (or out
+// of range: zeros). kv_issue(before = true) runs before the barrier that precedes attention
+// (the ring engine's K/V preload): positions below the new one are never written in a step, so
+// they can be in flight while the grid waits; the new position's row waits for the barrier.
+// Passes beyond kKvPasses (more positions per item than warps x PPW x kKvPasses: not with the
+// H200's chunking) load one pass at a time, as before.
+template <int HD>
+constexpr int kKvPasses = HD <= 64 ? 2 : 3;
+template <int HD>
+struct KvRegs {
+  vec4u k[kKvPasses<HD>], v[kKvPasses<HD>];
+  unsigned have;
 };
 template <int HD>
-__device__ __forceinline__ KvPre kv_preload(const DecodeArgs& a, int layer, int item) {
+__device__ __forceinline__ KvRegs<HD> kv_none() {
+  KvRegs<HD> r;
+#pragma unroll
+  for (int p = 0; p < kKvPasses<HD>; ++p) r.k[p] = r.v[p] = zero_vec();
+  r.have = 0;
+  return r;
+}
+template <int HD>
+__device__ __forceinline__ void kv_issue(const DecodeArgs& a, int layer, int item, KvRegs<HD>& r, bool before) {
   constexpr int LG = HD / 8, PPW = kLanes / LG;
-  const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
+  const int nw = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   const int T = a.pos + 1, len = (T + a.chunks - 1) / a.chunks;
   const int kvh = item / a.chunks, p0 = (item % a.chunks) * len;
   const int n = max(0, min(T, p0 + len) - p0);
-  const int i = warp * PPW + lane / LG;
-  KvPre r{zero_vec(), zero_vec(), i < n && p0 + i < a.pos};
-  if (r.ok) {
-    const size_t at = ((static_cast<size_t>(layer) * (a.kv_dim / HD) + kvh) * a.cap + p0 + i) * HD + 8 * (lane % LG);
-    r.k = cache_load(a.kc + at);
-    r.v = cache_load(a.vc + at);
+  const size_t head = ((static_cast<size_t>(layer) * (a.kv_dim / HD) + kvh) * a.cap + p0) * HD + 8 * (lane % LG);
+#pragma unroll
+  for (int p = 0; p < kKvPasses<HD>; ++p) {
+    const int i = warp * PPW + lane / LG + p * nw * PPW;
+    if (r.have >> p & 1u) continue;
+    if (i >= n) {
+      r.have |= 1u << p;  // out of range: stays zero
+      continue;
+    }
+    if (before && p0 + i >= a.pos) continue;  // the new position: after the barrier
+    r.k[p] = cache_load(a.kc + head + static_cast<size_t>(i) * HD);
+    r.v[p] = cache_load(a.vc + head + static_cast<size_t>(i) * HD);
+    r.have |= 1u << p;
   }
-  return r;
 }
 
 template <int HD>
 __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, int item, float* sm,
-                                               KvPre pre = KvPre{{0u, 0u, 0u, 0u}, {0u, 0u, 0u, 0u}, false}) {
+                                               KvRegs<HD> kv = kv_none<HD>()) {
   constexpr int LG = HD / 8;          // lanes per position
   constexpr int PPW = kLanes / LG;    // positions per warp per pass
+  constexpr int MP = kKvPasses<HD>;   // passes held in registers
   const int nw = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   const int T = a.pos + 1;
   const int kvh = item / a.chunks, chunk = item % a.chunks;
@@ -392,6 +416,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   float* ps = qs + kG * HD;          // [kG][kMaxChunk]: scores, then probabilities
   float* ml = ps + kG * kMaxChunk;   // [kG][2]: max, sum
   float* red = ml + 2 * kG;          // [nw][kG][HD]
+  kv_issue<HD>(a, layer, item, kv, false);  // whatever is not in registers yet, all at once
   const float scale = rsqrtf(static_cast<float>(HD));
   for (int i = threadIdx.x; i < kG * HD; i += blockDim.x) qs[i] = act_load(a.q + kvh * kG * HD + i) * scale;
   __syncthreads();
@@ -400,12 +425,8 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   const int sub = lane % LG, slot = lane / LG;
   const __half* kp = a.kc + head_base + 8 * sub;
   const __half* vp = a.vc + head_base + 8 * sub;
-  // Warp-uniform trip counts: the shuffles need every lane, so out-of-range slots load zeros.
-  for (int base = warp * PPW; base < n; base += nw * PPW) {
-    const int i = base + slot;
-    const bool ok = i < n;
-    const bool have = pre.ok && base == warp * PPW;  // the first pass, preloaded
-    const vec4u k = have ? pre.k : ok ? cache_load(kp + static_cast<size_t>(i) * HD) : zero_vec();
+  // Warp-uniform trip counts: the shuffles need every lane, so out-of-range slots use zeros.
+  auto score = [&](int i, const vec4u& k) {
     float d[kG];
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
@@ -413,9 +434,16 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
       fma8(k, qs + g * HD + 8 * sub, s0, s1);
       d[g] = group_sum<LG>(s0 + s1);
     }
-    if (ok && sub == 0)
+    if (i < n && sub == 0)
 #pragma unroll
       for (int g = 0; g < kG; ++g) ps[g * kMaxChunk + i] = d[g];
+  };
+#pragma unroll
+  for (int p = 0; p < MP; ++p)
+    if (warp * PPW + p * nw * PPW < n) score(warp * PPW + p * nw * PPW + slot, kv.k[p]);
+  for (int base = warp * PPW + MP * nw * PPW; base < n; base += nw * PPW) {
+    const int i = base + slot;
+    score(i, i < n ? cache_load(kp + static_cast<size_t>(i) * HD) : zero_vec());
   }
   __syncthreads();
   if (warp < kG) {
@@ -440,19 +468,22 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   for (int g = 0; g < kG; ++g)
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[g][j] = 0.f;
-  for (int base = warp * PPW; base < n; base += nw * PPW) {
-    const int i = base + slot;
-    const bool ok = i < n;
-    const bool have = pre.ok && base == warp * PPW;
-    const vec4u v = have ? pre.v : ok ? cache_load(vp + static_cast<size_t>(i) * HD) : zero_vec();
+  auto accumulate = [&](int i, const vec4u& v) {
     const float2 v0 = halves(v.x), v1 = halves(v.y), v2 = halves(v.z), v3 = halves(v.w);
     const float vals[8] = {v0.x, v0.y, v1.x, v1.y, v2.x, v2.y, v3.x, v3.y};
 #pragma unroll
     for (int g = 0; g < kG; ++g) {
-      const float p = ok ? ps[g * kMaxChunk + i] : 0.f;
+      const float pr = i < n ? ps[g * kMaxChunk + i] : 0.f;
 #pragma unroll
-      for (int j = 0; j < 8; ++j) acc[g][j] = fmaf(p, vals[j], acc[g][j]);
+      for (int j = 0; j < 8; ++j) acc[g][j] = fmaf(pr, vals[j], acc[g][j]);
     }
+  };
+#pragma unroll
+  for (int p = 0; p < MP; ++p)
+    if (warp * PPW + p * nw * PPW < n) accumulate(warp * PPW + p * nw * PPW + slot, kv.v[p]);
+  for (int base = warp * PPW + MP * nw * PPW; base < n; base += nw * PPW) {
+    const int i = base + slot;
+    accumulate(i, i < n ? cache_load(vp + static_cast<size_t>(i) * HD) : zero_vec());
   }
 #pragma unroll
   for (int g = 0; g < kG; ++g)
@@ -475,21 +506,54 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
 }
 
 // out[head][d] for the 4 heads of KV head kvh: the chunks' partials rescaled to a common max.
+// Up to kCombineChunks chunks (16 on the H200), a thread per output, every load is issued at
+// once: each thread's partials into registers and the chunks' (max, sum) pairs into shared
+// memory: one L2 latency, where a runtime-bounded loop waits for its loads a few at a time.
+constexpr int kCombineChunks = 16;
 template <int HD>
 __device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh) {
-  for (int t = threadIdx.x; t < kG * HD; t += blockDim.x) {
-    const int g = t / HD;
-    const size_t item0 = static_cast<size_t>(kvh) * a.chunks;
+  __shared__ float s_ml[kCombineChunks * 2 * kG];
+  const size_t item0 = static_cast<size_t>(kvh) * a.chunks;
+  const int t = threadIdx.x;
+  if (a.chunks <= kCombineChunks && static_cast<int>(blockDim.x) >= kG * HD) {  // block-uniform
+    const bool mine = t < kG * HD;
+    float o[kCombineChunks];
+#pragma unroll
+    for (int c = 0; c < kCombineChunks; ++c)
+      o[c] = mine && c < a.chunks ? act_load(a.part_o + (item0 + c) * kG * HD + t) : 0.f;
+    for (int i = t; i < a.chunks * 2 * kG; i += blockDim.x) s_ml[i] = act_load(a.part_ml + item0 * 2 * kG + i);
+    __syncthreads();
+    if (mine) {
+      const int g = t / HD;
+      float mx = -INFINITY;
+#pragma unroll
+      for (int c = 0; c < kCombineChunks; ++c)
+        if (c < a.chunks) mx = fmaxf(mx, s_ml[c * 2 * kG + 2 * g]);
+      float num = 0.f, den = 0.f;
+#pragma unroll
+      for (int c = 0; c < kCombineChunks; ++c)
+        if (c < a.chunks) {
+          const float w = expf(s_ml[c * 2 * kG + 2 * g] - mx);
+          num += w * o[c];
+          den += w * s_ml[c * 2 * kG + 2 * g + 1];
+        }
+      a.attn[kvh * kG * HD + t] = num / den;
+    }
+    __syncthreads();  // s_ml is free again
+    return;
+  }
+  for (int u = t; u < kG * HD; u += blockDim.x) {
+    const int g = u / HD;
     float mx = -INFINITY;
     for (int c = 0; c < a.chunks; ++c) mx = fmaxf(mx, act_load(a.part_ml + (item0 + c) * 2 * kG + 2 * g));
     float num = 0.f, den = 0.f;
     for (int c = 0; c < a.chunks; ++c) {
-      const float* ml = a.part_ml + (item0 + c) * 2 * kG + 2 * g;
-      const float w = expf(act_load(ml) - mx);
-      num += w * act_load(a.part_o + (item0 + c) * kG * HD + t);
-      den += w * act_load(ml + 1);
+      const float* mlc = a.part_ml + (item0 + c) * 2 * kG + 2 * g;
+      const float w = expf(act_load(mlc) - mx);
+      num += w * act_load(a.part_o + (item0 + c) * kG * HD + u);
+      den += w * act_load(mlc + 1);
     }
-    a.attn[kvh * kG * HD + t] = num / den;
+    a.attn[kvh * kG * HD + u] = num / den;
   }
 }
 
@@ -1088,13 +1152,13 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps);
       ring_gemv(q, r, sm, [&](int row, float s0, float s1) { rope_append_pair(a, l, row, s0, s1); });
     }
-    KvPre pre = (a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items ? kv_preload<HD>(a, l, b)
-                                                                                    : KvPre{zero_vec(), zero_vec(), false};
+    KvRegs<HD> pre = kv_none<HD>();
+    if ((a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items) kv_issue<HD>(a, l, b, pre, true);
     if (!sync_or_drain(l, 0)) return;
     if (a.stages & kStAttn)
       for (int item = b; item < items; item += nb) {
         attention_item<HD>(a, l, item, sm, pre);
-        pre.ok = false;  // a block's later items (more items than blocks) load as usual
+        pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
         if (last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last)) attention_combine<HD>(a, item / a.chunks);
       }
     if (!sync_or_drain(l, 1)) return;
@@ -1274,6 +1338,14 @@ class Model {
     blocks = ex.sm_count();
     const size_t L = s.layers, H = s.hidden;
     cache_elems = L * s.kv_heads * cap * s.hd;
+    {  // a model cannot shrink to fit: refuse clearly rather than fail inside cudaMalloc
+      size_t free_b = 0, total_b = 0;
+      CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
+      const double need = 2.0 * (static_cast<double>(L) * off.size + static_cast<double>(s.vocab) * H + 2.0 * cache_elems);
+      if (need + double(size_t(1) << 30) > static_cast<double>(free_b))
+        FAIL("%s: its weights and KV cache need %.2f GB and %.2f GB is free (1 GB kept in reserve): refusing to run it "
+             "(run the other model with --model)", s.name, need / 1e9, free_b / 1e9);
+    }
     layer_w = device_alloc<__half>(L * off.size);
     emb = device_alloc<__half>(static_cast<size_t>(s.vocab) * H);
     final_gain = device_alloc<__half>(H);
