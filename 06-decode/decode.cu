@@ -710,20 +710,27 @@ __device__ __noinline__ void report_timeout(SpinError* err, unsigned* abort_flag
 }
 // Thread 0 only: arrive, then spin until every block of this barrier generation has arrived.
 // The constant-rate clock bounds the wait; someone else's timeout (the abort flag) ends it too.
+// As in 05-sync's spin: the flag and the clock are read every 16 polls, not after each one (an
+// acquire orders the flag's load after it: one more L2 round trip per poll, and a late arrival
+// was seen up to a round trip later).
 __device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, unsigned* abort_flag, SpinError* err,
                                                     unsigned long long timeout, unsigned long long want, int layer,
                                                     int where) {
   scope_release_increment_u64(bar);
+  unsigned long long seen = scope_acquire_load_u64(bar);
+  if (seen >= want) return true;
   const unsigned long long start = port_const_clock();
-  unsigned long long seen;
-  while ((seen = scope_acquire_load_u64(bar)) < want) {
-    if (*reinterpret_cast<volatile unsigned*>(abort_flag)) return false;
-    if (port_const_clock() - start > timeout) {
-      report_timeout(err, abort_flag, layer, where, want, seen);
-      return false;
+  for (unsigned n = 1;; ++n) {
+    seen = scope_acquire_load_u64(bar);
+    if (seen >= want) return true;
+    if ((n & 15) == 0) {
+      if (*reinterpret_cast<volatile unsigned*>(abort_flag)) return false;
+      if (port_const_clock() - start > timeout) {
+        report_timeout(err, abort_flag, layer, where, want, seen);
+        return false;
+      }
     }
   }
-  return true;
 }
 
 // Producer side of a last-block-finishes pattern: true in the block that made the count reach a
