@@ -4,6 +4,7 @@
 #   make 01-ceiling/ceiling   one experiment
 #   make 02-gemv/gemv.s       its generated assembly: PTX (+ SASS where cuobjdump exists) or AMDGCN
 #   make run [QUICK=1]        build, run every experiment on the local GPU, write results/<gpu>/
+#   make counters             02-gemv's DRAM bytes counted by ncu / rocprofv3 against the declared
 #   make test                 host tests, builds for sm_90 + sm_80 + gfx942, assembly checks (no GPU)
 #   make check                on a GPU: every experiment in --quick mode, validation and SASS checks
 #   make sanitize             on a GPU: every experiment --quick under compute-sanitizer (4 tools)
@@ -91,7 +92,7 @@ else
   $(error ARCH=$(ARCH) is not one of sm_80, sm_90, sm_90a, sm_100, gfx942)
 endif
 
-.PHONY: all run test check clean asm sanitize compare
+.PHONY: all run test check clean asm sanitize compare counters
 .DEFAULT_GOAL := all
 all: $(ALL)
 	@$(if $(BINS),,echo "ARCH=$(ARCH): no ROCm found, built assembly only: $(ASMS)")
@@ -114,6 +115,11 @@ check: $(BINS) $(ASMS)
 compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=results/h200 B=results/<other>"; exit 2; }
 	$(PYTHON) scripts/compare.py $(A) $(B)
+
+# On a GPU, a separate run (never under the timings): the DRAM bytes each 02-gemv kernel moves
+# at 4096x4096, counted by ncu (rocprofv3 on ROCm), against the declared bytes.
+counters: $(O)02-gemv/gemv
+	$(PYTHON) scripts/counters.py --binary $(O)02-gemv/gemv
 
 # On a GPU: every experiment --quick under compute-sanitizer's four tools; zero errors.
 sanitize: $(BINS)

@@ -208,6 +208,7 @@ def main():
         fuzz(EXPS)
     relay([sys.executable, "tests/test_budget.py"], r"budget:\S+", "budget tests ran", 120)
     relay([sys.executable, "tests/test_reliability.py"], r"reliability:\S+", "reliability tests ran", 120)
+    relay([sys.executable, "tests/test_counters.py"], r"counters:\S+", "counters tests ran", 120)
     if os.path.exists("tests/planted_faults.py"):
         relay([sys.executable, "tests/planted_faults.py", "ci"], r".*", "planted faults runner", 3000)
     line = f"{results['passed']} passed, {results['failed']} failed"
