@@ -71,7 +71,7 @@ class Flags {
       if (s.kind == kInt || s.kind == kSize) lhs += " N";
       if (s.kind == kDouble) lhs += " X";
       if (s.kind == kString) lhs += " S";
-      if (lhs.size() < 21) lhs += std::string(21 - lhs.size(), ' ');
+      lhs += lhs.size() < 21 ? std::string(21 - lhs.size(), ' ') : std::string(2, ' ');  // long names keep a gap
       o += lhs + s.help;
       if (s.kind == kInt || s.kind == kSize)
         o += " [" + std::to_string(s.lo) + ".." + std::to_string(s.hi) + "]";
