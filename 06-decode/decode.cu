@@ -276,10 +276,20 @@ __device__ __forceinline__ void stage_copy(float* xs, const float* src, int n) {
   for (int i = 4 * threadIdx.x; i < n; i += 4 * blockDim.x) *reinterpret_cast<float4*>(xs + i) = act_load4(src + i);
   __syncthreads();
 }
+// resid[r], resid[r + 1] += s0, s1 in a persistent kernel's epilogue: one reduction each at L2
+// (the return value unused: RED, no round trip), where a load, add and store waited for the
+// load. Exactly one thread adds to an element per stage, so the sum is the same single FP32
+// addition either way; the barrier's release orders it before the next stage's reads.
+__device__ __forceinline__ void resid_add_pair(float* resid, int r, float s0, float s1) {
+  atomicAdd(resid + r, s0);
+  atomicAdd(resid + r + 1, s1);
+}
 // xs = gain * v / rms(v), v the residual (FP32) or, when emb_row is given, that FP16 row.
 // Every block that needs the normalised vector computes it: no barrier for a norm stage.
 __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float* resid, const __half* emb_row,
                                               const __half* gain, int n, float eps) {
+  // The gain is loaded with v (not after the block reduction: one L2 round trip less) and
+  // applied at once; the reduction's 1/rms scales the products afterwards.
   float ss = 0.f;
   for (int i = 4 * threadIdx.x; i < n; i += 4 * blockDim.x) {
     float4 v;
@@ -290,8 +300,10 @@ __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float
     } else {
       v = act_load4(resid + i);
     }
-    *reinterpret_cast<float4*>(xs + i) = v;
+    const uint2 g = *reinterpret_cast<const uint2*>(gain + i);
+    const float2 g0 = halves(g.x), g1 = halves(g.y);
     ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    *reinterpret_cast<float4*>(xs + i) = make_float4(v.x * g0.x, v.y * g0.y, v.z * g1.x, v.w * g1.y);
   }
   ss = group_sum<kLanes>(ss);
   const int warp = threadIdx.x / kLanes, nw = blockDim.x / kLanes;
@@ -301,13 +313,11 @@ __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float
   for (int w = 0; w < nw; ++w) total += red[w];
   const float inv = rsqrtf(total / n + eps);
   for (int i = 4 * threadIdx.x; i < n; i += 4 * blockDim.x) {  // the same elements this thread wrote
-    const uint2 g = *reinterpret_cast<const uint2*>(gain + i);
-    const float2 g0 = halves(g.x), g1 = halves(g.y);
     float4 v = *reinterpret_cast<float4*>(xs + i);
-    v.x *= inv * g0.x;
-    v.y *= inv * g0.y;
-    v.z *= inv * g1.x;
-    v.w *= inv * g1.y;
+    v.x *= inv;
+    v.y *= inv;
+    v.z *= inv;
+    v.w *= inv;
     *reinterpret_cast<float4*>(xs + i) = v;
   }
   __syncthreads();  // xs complete; red free for the next use
@@ -846,9 +856,7 @@ __device__ __forceinline__ void persistent_body(const DecodeArgs& a) {
       gemv_pairs(
           lw + a.off.o, H, a.q_dim, sm, first, stride, [&] { stage_copy(sm, a.attn, a.q_dim); },
           [&](int r, float s0, float s1) {
-            if (lane != 0) return;
-            const float2 o = make_float2(act_load(a.resid + r), act_load(a.resid + r + 1));
-            *reinterpret_cast<float2*>(a.resid + r) = make_float2(o.x + s0, o.y + s1);
+            if (lane == 0) resid_add_pair(a.resid, r, s0, s1);
           });
     if (a.stages & kStGateUp) prefetch_pairs(lw + a.off.gate_up, 2 * a.mlp, H);
     if (!grid_sync(l, 2)) return;
@@ -867,9 +875,7 @@ __device__ __forceinline__ void persistent_body(const DecodeArgs& a) {
       gemv_pairs(
           lw + a.off.down, H, a.mlp, sm, first, stride, [&] { stage_copy(sm, a.h, a.mlp); },
           [&](int r, float s0, float s1) {
-            if (lane != 0) return;
-            const float2 o = make_float2(act_load(a.resid + r), act_load(a.resid + r + 1));
-            *reinterpret_cast<float2*>(a.resid + r) = make_float2(o.x + s0, o.y + s1);
+            if (lane == 0) resid_add_pair(a.resid, r, s0, s1);
           });
     if (l + 1 < a.layers) {
       if (a.stages & kStQkv) prefetch_pairs(lw + a.off.size + a.off.qkv, a.q_dim + 2 * a.kv_dim, H);
@@ -1144,10 +1150,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     q.drain();
     return false;
   };
-  auto add_resid = [&](int r, float s0, float s1) {
-    const float2 o = make_float2(act_load(a.resid + r), act_load(a.resid + r + 1));
-    *reinterpret_cast<float2*>(a.resid + r) = make_float2(o.x + s0, o.y + s1);
-  };
+  auto add_resid = [&](int r, float s0, float s1) { resid_add_pair(a.resid, r, s0, s1); };
   for (int l = 0; l < a.layers; ++l) {
     const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
     const int st = l * kBarriersPerLayer;
