@@ -98,8 +98,6 @@ struct DecodeArgs {
   unsigned prefetch_bytes;  // per block, split over its warps
   int ring_slots;           // the ring engine's slots per warp (one 4 KB piece each)
   int ring_mode;            // the ring engine's RingMode bits
-  unsigned* ring_ctr;       // kRingDynamic: a claim counter per stage for this launch (zero at its start)
-  unsigned* ring_ctr_next;  // ... and the next launch's, zeroed by block 0 here (the previous launch used them)
 };
 
 __device__ __forceinline__ vec4u zero_vec() {
@@ -936,8 +934,7 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingDynamic = 4 };  // bits of DecodeArgs.ring_mode
-constexpr int kRingCounters = 512;                                   // claim counters per launch (>= 5 layers + 1)
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2 };             // bits of DecodeArgs.ring_mode
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -947,8 +944,7 @@ struct RingStage {
 };
 // Stage st of a launch: 5 per layer (QKV, attention, O, gate/up, down), then the logits.
 // The pair ranges rotate with the stage so no block holds the larger share every time.
-// whole: the stage's every pair (p0 = 0, np = rows / 2), for the warps that claim pairs (kRingDynamic).
-__device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st, bool whole = false) {
+__device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
   RingStage r{nullptr, 0, 0, 0, 0};
   const int nb = gridDim.x, b = blockIdx.x;
   const int l = st / kBarriersPerLayer, k = st % kBarriersPerLayer;
@@ -967,11 +963,6 @@ __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st, boo
   }
   if (rows == 0) return r;
   const long long pairs = rows / 2;
-  r.S = r.K / kRingSeg;  // host contract: exact
-  if (whole) {
-    r.np = static_cast<int>(pairs);
-    return r;
-  }
   const int rb = (b + st * 41) % nb;
   r.p0 = static_cast<int>(rb * pairs / nb);
   r.np = static_cast<int>((rb + 1) * pairs / nb) - r.p0;
@@ -1013,53 +1004,26 @@ struct PieceCursor {
   }
 };
 
-// kRingDynamic: no piece is assigned in advance. The issuing lane claims a whole pair of the
-// stage it is filling from that stage's counter (one atomicAdd per pair, not per piece), issues
-// its S pieces one by one as slots free up, and claims the next; an exhausted counter moves it
-// to the next stage. Each slot carries what it holds (meta: stage, pair << 8 | segment; stage
-// nst: nothing), so the consumer needs no plan: it takes slots in order while they belong to the
-// stage it is computing. A block on an SM that gets its bytes sooner simply claims more pairs,
-// and every block finishes a stage within about a pair of the others.
 struct WarpRing {
   const DecodeArgs& a;
   __half* slots;
   unsigned long long* bars;
-  int2* meta;
   int m, warp, lane;
   int cslot = 0;
   unsigned cphase = 0, inflight = 0;
   int ist = 0, nst = 0;
-  bool balanced, dyn;
-  PieceCursor ic{};  // the issuer's next piece in stage ist (static assignments)
+  bool balanced;
+  PieceCursor ic{};  // the issuer's next piece in stage ist
   RingStage irs{};
-  int dp = 0, ds = 0, dleft = 0;  // kRingDynamic, lane 0: the claimed pair, its next segment, pieces left
-  __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, int2* meta_, int m_, int nst_)
-      : a(a_), slots(slots_), bars(bars_), meta(meta_), m(m_), warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes),
-        nst(nst_), balanced((a_.ring_mode & kRingBalanced) != 0), dyn((a_.ring_mode & kRingDynamic) != 0) {
+  __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, int m_, int nst_)
+      : a(a_), slots(slots_), bars(bars_), m(m_), warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes), nst(nst_),
+        balanced((a_.ring_mode & kRingBalanced) != 0) {
     begin_stage();
-    if (!dyn) settle();
+    settle();
   }
   __device__ void begin_stage() {
-    irs = ring_stage(a, ist, dyn);
-    if (!dyn) ic.begin(irs, warp, balanced);
-  }
-  // kRingDynamic, lane 0: the next piece to issue (claiming pairs, moving through stages);
-  // false once every stage's counter is exhausted.
-  __device__ bool claim() {
-    while (dleft == 0) {
-      if (ist >= nst) return false;
-      if (irs.W) {
-        const int p = static_cast<int>(atomicAdd(a.ring_ctr + ist, 1u));
-        if (p < irs.np) {
-          dp = p;
-          ds = 0;
-          dleft = irs.S;
-          break;
-        }
-      }
-      if (++ist < nst) begin_stage();
-    }
-    return true;
+    irs = ring_stage(a, ist);
+    ic.begin(irs, warp, balanced);
   }
   // Move the issuer past stages in which this warp has no piece left.
   __device__ void settle() {
@@ -1068,29 +1032,6 @@ struct WarpRing {
   }
   // The warp's next piece into `slot` (free: never issued, or its last piece read by every lane).
   __device__ void issue(int slot) {
-    if (dyn) {
-      int got = 0;
-      if (lane == 0) {
-        got = claim();
-        if (got) {
-          const unsigned dst = smem_u32(slots + static_cast<size_t>(slot) * (kRingPieceBytes / 2));
-          const unsigned bar = smem_u32(&bars[slot]);
-          const __half* row0 = irs.W + static_cast<size_t>(2 * dp) * irs.K + static_cast<size_t>(ds) * kRingSeg;
-          meta[slot] = make_int2(ist, dp << 8 | ds);
-          bulk_refill_fence();
-          bulk_arm(bar, kRingPieceBytes);
-          bulk_copy_to(dst, row0, kRingPieceBytes / 2, bar);
-          bulk_copy_to(dst + kRingPieceBytes / 2, row0 + irs.K, kRingPieceBytes / 2, bar);
-          ++ds;
-          --dleft;
-        } else {
-          meta[slot] = make_int2(nst, 0);
-        }
-      }
-      inflight += __shfl_sync(0xffffffffu, got, 0);
-      __syncwarp();  // the slot's meta is visible to every lane
-      return;
-    }
     if (ist >= nst) return;
     if (lane == 0) {
       const unsigned dst = smem_u32(slots + static_cast<size_t>(slot) * (kRingPieceBytes / 2));
@@ -1108,8 +1049,6 @@ struct WarpRing {
   __device__ void start() {
     for (int i = 0; i < m; ++i) issue(i);
   }
-  // kRingDynamic: what the next slot holds (stage, pair << 8 | segment).
-  __device__ int2 peek() const { return meta[cslot]; }
   // The warp's next piece, once it has landed.
   __device__ const __half* wait() const {
     bulk_wait(smem_u32(&bars[cslot]), cphase, port_const_clock(), a.timeout_ticks);
@@ -1144,37 +1083,9 @@ struct WarpRing {
 // order (the same order every run) and epi(row0, y0, y1) runs, every thread taking pairs in
 // turn: its global reads (the residual) are one L2 round trip per stage.
 // xs: this stage's x, FP32, K long; part follows it (2 np S floats).
-// kRingDynamic: the warp takes its slots while they hold stage st's pieces; a pair's pieces come
-// in order, one after the other, so its sums stay in registers and lane 0 runs the epilogue as
-// soon as its last piece is read (no partials, no block barrier).
 template <class Epi>
-__device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, int st, float* xs, Epi&& epi) {
+__device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, float* xs, Epi&& epi) {
   const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
-  if (q.dyn) {
-    float a0 = 0.f, b0 = 0.f, a1 = 0.f, b1 = 0.f;
-    for (;;) {
-      const int2 md = q.peek();
-      if (md.x != st) break;  // warp-uniform: every lane reads the same meta
-      const int seg = md.y & 255;
-      const __half* w = q.wait();
-      const float* x = xs + seg * kRingSeg;
-#pragma unroll
-      for (int i = 0; i < kRingSeg / 8 / kLanes; ++i) {
-        const int v = lane + i * kLanes;
-        const vec4u w0 = *reinterpret_cast<const vec4u*>(w + 8 * v);
-        const vec4u w1 = *reinterpret_cast<const vec4u*>(w + kRingSeg + 8 * v);
-        fma8(w0, x + 8 * v, a0, b0);
-        fma8(w1, x + 8 * v, a1, b1);
-      }
-      q.release();
-      if (seg == r.S - 1) {
-        const float y0 = group_sum<kLanes>(a0 + b0), y1 = group_sum<kLanes>(a1 + b1);
-        a0 = b0 = a1 = b1 = 0.f;
-        if (lane == 0) epi(2 * (md.y >> 8), y0, y1);
-      }
-    }
-    return;
-  }
   float2* part = reinterpret_cast<float2*>(xs + r.K);  // host contract: K + 2 np S floats fit
   PieceCursor c;
   c.begin(r, warp, q.balanced);
@@ -1219,22 +1130,19 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   const int m = a.ring_slots;
   float* sm = reinterpret_cast<float*>(ring + static_cast<size_t>(kRingWarps) * m * (kRingPieceBytes / 2));
   __shared__ unsigned long long bars[kRingWarps * kRingMaxSlots];
-  __shared__ int2 meta[kRingWarps * kRingMaxSlots];
   __shared__ float red[32];
   __shared__ float s_bv[kRingWarps];
   __shared__ int s_bi[kRingWarps];
   __shared__ int s_stop, s_last;
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
-  const int nst = kBarriersPerLayer * a.layers + 1;
   if (threadIdx.x == 0) {
     for (int i = 0; i < kRingWarps * m; ++i) bulk_bar_init(smem_u32(&bars[i]));
     bulk_bar_init_fence();
   }
-  if ((a.ring_mode & kRingDynamic) && b == 0)  // the next launch's claim counters (the previous launch's are done)
-    for (int i = threadIdx.x; i < nst; i += blockDim.x) a.ring_ctr_next[i] = 0u;
   __syncthreads();
-  WarpRing q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, meta + warp * m, m, nst);
+  WarpRing q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, m,
+             kBarriersPerLayer * a.layers + 1);
   q.start();
   int k = 0;
   auto sync_or_drain = [&](int layer, int where) -> bool {
@@ -1252,7 +1160,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       if (l == 0)
         for (int i = b * blockDim.x + threadIdx.x; i < H; i += nb * blockDim.x) a.resid[i] = __half2float(emb_row[i]);
       stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps);
-      ring_gemv(q, r, st, sm, [&](int row, float s0, float s1) { rope_append_pair(a, l, row, s0, s1); });
+      ring_gemv(q, r, sm, [&](int row, float s0, float s1) { rope_append_pair(a, l, row, s0, s1); });
     }
     KvRegs<HD> pre = kv_none<HD>();
     if ((a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items) kv_issue<HD>(a, l, b, pre, true);
@@ -1267,19 +1175,19 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     r = ring_stage(a, st + 2);
     if (r.W) {
       stage_copy(sm, a.attn, a.q_dim);
-      ring_gemv(q, r, st + 2, sm, add_resid);
+      ring_gemv(q, r, sm, add_resid);
     }
     if (!sync_or_drain(l, 2)) return;
     r = ring_stage(a, st + 3);
     if (r.W) {
       stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps);
-      ring_gemv(q, r, st + 3, sm, [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
+      ring_gemv(q, r, sm, [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
     }
     if (!sync_or_drain(l, 3)) return;
     r = ring_stage(a, st + 4);
     if (r.W) {
       stage_copy(sm, a.h, a.mlp);
-      ring_gemv(q, r, st + 4, sm, add_resid);
+      ring_gemv(q, r, sm, add_resid);
     }
     if (!sync_or_drain(l, 4)) return;
   }
@@ -1288,7 +1196,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     stage_rmsnorm(sm, red, a.resid, nullptr, a.final_gain, H, a.eps);
     float bv = -INFINITY;
     int bi = 0x7fffffff;
-    ring_gemv(q, r, kBarriersPerLayer * a.layers, sm, [&](int row, float s0, float s1) {
+    ring_gemv(q, r, sm, [&](int row, float s0, float s1) {
       *reinterpret_cast<float2*>(a.logits + row) = make_float2(s0, s1);
       keep_better(bv, bi, s0, row);
       keep_better(bv, bi, s1, row + 1);
@@ -1344,13 +1252,8 @@ constexpr float kEps = 1e-5f;
 constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the checked intermediates)
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
-  return std::string((mode & kRingDynamic) ? "dynamic" : (mode & kRingBalanced) ? "balanced" : "pairs") +
-         ((mode & kRingPreloadKv) ? "+kv_preload" : "");
+  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "");
 }
-// The ring engine's modes, swept every run: static assignments (whole pairs or balanced runs of
-// pieces) and pairs claimed at run time, each with and without the K/V preload.
-const int kRingModes[] = {0, kRingBalanced, kRingPreloadKv, kRingBalanced | kRingPreloadKv, kRingDynamic,
-                          kRingDynamic | kRingPreloadKv};
 
 LayerLayout layout_of(const Shape& s) {
   const size_t H = s.hidden, q = static_cast<size_t>(s.heads) * s.hd, kv = static_cast<size_t>(s.kv_heads) * s.hd;
@@ -1836,11 +1739,6 @@ class Persistent {
       }
       if (ring_slots > 0) slots_ = ring_slots;
       smem_ += static_cast<size_t>(slots_) * per_slot;
-      if (kBarriersPerLayer * m.shape.layers + 1 > kRingCounters)
-        FAIL("refusing the ring engine: %d stages need more than its %d claim counters", kBarriersPerLayer * m.shape.layers + 1,
-             kRingCounters);
-      CHECK_CUDA(cudaMalloc(&ctr_, 2 * kRingCounters * sizeof(unsigned)));
-      CHECK_CUDA(cudaMemset(ctr_, 0, 2 * kRingCounters * sizeof(unsigned)));
 #endif
     }
     CHECK_CUDA(cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
@@ -1856,9 +1754,6 @@ class Persistent {
     a.prefetch_bytes = prefetch_bytes;
     a.ring_slots = slots_;
     a.ring_mode = mode_;
-    a.ring_ctr = ctr_ ? ctr_ + (launches_ & 1) * kRingCounters : nullptr;
-    a.ring_ctr_next = ctr_ ? ctr_ + ((launches_ + 1) & 1) * kRingCounters : nullptr;
-    ++launches_;
     a.gen0 = m_.barrier_gen;
     m_.barrier_gen += static_cast<unsigned long long>(kBarriersPerLayer) * m_.shape.layers;
     void* args[] = {&a};
@@ -1869,15 +1764,8 @@ class Persistent {
   int slots() const { return slots_; }
   void set_ring_mode(int mode) { mode_ = mode; }
   int ring_mode() const { return mode_; }
-  ~Persistent() {
-    if (ctr_) cudaFree(ctr_);
-  }
-  Persistent(const Persistent&) = delete;
-  Persistent& operator=(const Persistent&) = delete;
 
  private:
-  unsigned* ctr_ = nullptr;        // the ring's claim counters: two sets, used by alternate launches
-  unsigned long long launches_ = 0;
   const Model& m_;
   DecodeArgs base_;
   bool ring_;
@@ -2067,7 +1955,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
   if (ring) {
-    for (int mode : kRingModes) {
+    for (int mode = 0; mode < 4; ++mode) {
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
       validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
