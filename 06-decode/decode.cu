@@ -363,6 +363,23 @@ __host__ __device__ constexpr int attn_smem_floats(int hd, int threads) {
   return kG * hd + kG * kMaxChunk + 2 * kG + (threads / PORT_WARP_SIZE) * kG * hd;
 }
 
+// An attention item: KV head kvh, positions [p0, p0 + n) of the T = pos + 1 attended, and the
+// offset of its first K (or V) row in this layer's cache.
+struct ItemSpan {
+  int kvh, p0, n;
+  size_t base;
+};
+template <int HD>
+__device__ __forceinline__ ItemSpan item_span(const DecodeArgs& a, int layer, int item) {
+  const int T = a.pos + 1, len = (T + a.chunks - 1) / a.chunks;
+  ItemSpan s;
+  s.kvh = item / a.chunks;
+  s.p0 = (item % a.chunks) * len;
+  s.n = max(0, min(T, s.p0 + len) - s.p0);
+  s.base = ((static_cast<size_t>(layer) * (a.kv_dim / HD) + s.kvh) * a.cap + s.p0) * HD;
+  return s;
+}
+
 // A thread's K and V vectors for the first kKvPasses<HD> passes over an item's positions
 // (pass p: position warp * PPW + lane / LG + p * warps * PPW), all requested together, with
 // nothing consuming them until the scores: one memory latency for the item, not two per pass
@@ -391,10 +408,9 @@ template <int HD>
 __device__ __forceinline__ void kv_issue(const DecodeArgs& a, int layer, int item, KvRegs<HD>& r, bool before) {
   constexpr int LG = HD / 8, PPW = kLanes / LG;
   const int nw = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
-  const int T = a.pos + 1, len = (T + a.chunks - 1) / a.chunks;
-  const int kvh = item / a.chunks, p0 = (item % a.chunks) * len;
-  const int n = max(0, min(T, p0 + len) - p0);
-  const size_t head = ((static_cast<size_t>(layer) * (a.kv_dim / HD) + kvh) * a.cap + p0) * HD + 8 * (lane % LG);
+  const ItemSpan it = item_span<HD>(a, layer, item);
+  const int p0 = it.p0, n = it.n;
+  const size_t head = it.base + 8 * (lane % LG);
 #pragma unroll
   for (int p = 0; p < kKvPasses<HD>; ++p) {
     const int i = warp * PPW + lane / LG + p * nw * PPW;
@@ -410,18 +426,29 @@ __device__ __forceinline__ void kv_issue(const DecodeArgs& a, int layer, int ite
   }
 }
 
+// fn(position, its K or V vector) for each of a thread's passes over an item (pass p covers
+// first + p * step + slot): the first kKvPasses from registers, any further pass loaded then
+// (src: the item's K or V rows at this lane's dimensions).
+template <int HD, class Fn>
+__device__ __forceinline__ void each_pass(const vec4u (&regs)[kKvPasses<HD>], const __half* src, int first, int step,
+                                          int n, int slot, Fn&& fn) {
+#pragma unroll
+  for (int p = 0; p < kKvPasses<HD>; ++p)
+    if (first + p * step < n) fn(first + p * step + slot, regs[p]);
+  for (int base = first + kKvPasses<HD> * step; base < n; base += step) {
+    const int i = base + slot;
+    fn(i, i < n ? cache_load(src + static_cast<size_t>(i) * HD) : zero_vec());
+  }
+}
+
 template <int HD>
 __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, int item, float* sm,
                                                KvRegs<HD> kv = kv_none<HD>()) {
   constexpr int LG = HD / 8;          // lanes per position
   constexpr int PPW = kLanes / LG;    // positions per warp per pass
-  constexpr int MP = kKvPasses<HD>;   // passes held in registers
   const int nw = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
-  const int T = a.pos + 1;
-  const int kvh = item / a.chunks, chunk = item % a.chunks;
-  const int len = (T + a.chunks - 1) / a.chunks;
-  const int p0 = chunk * len;
-  const int n = max(0, min(T, p0 + len) - p0);
+  const ItemSpan it = item_span<HD>(a, layer, item);
+  const int kvh = it.kvh, n = it.n;
   float* qs = sm;                    // [kG][HD], pre-scaled by 1/sqrt(HD)
   float* ps = qs + kG * HD;          // [kG][kMaxChunk]: scores, then probabilities
   float* ml = ps + kG * kMaxChunk;   // [kG][2]: max, sum
@@ -430,11 +457,9 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   const float scale = rsqrtf(static_cast<float>(HD));
   for (int i = threadIdx.x; i < kG * HD; i += blockDim.x) qs[i] = act_load(a.q + kvh * kG * HD + i) * scale;
   __syncthreads();
-  const size_t kv_heads = a.kv_dim / HD;
-  const size_t head_base = ((static_cast<size_t>(layer) * kv_heads + kvh) * a.cap + p0) * HD;
   const int sub = lane % LG, slot = lane / LG;
-  const __half* kp = a.kc + head_base + 8 * sub;
-  const __half* vp = a.vc + head_base + 8 * sub;
+  const __half* kp = a.kc + it.base + 8 * sub;
+  const __half* vp = a.vc + it.base + 8 * sub;
   // Warp-uniform trip counts: the shuffles need every lane, so out-of-range slots use zeros.
   auto score = [&](int i, const vec4u& k) {
     float d[kG];
@@ -448,13 +473,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
 #pragma unroll
       for (int g = 0; g < kG; ++g) ps[g * kMaxChunk + i] = d[g];
   };
-#pragma unroll
-  for (int p = 0; p < MP; ++p)
-    if (warp * PPW + p * nw * PPW < n) score(warp * PPW + p * nw * PPW + slot, kv.k[p]);
-  for (int base = warp * PPW + MP * nw * PPW; base < n; base += nw * PPW) {
-    const int i = base + slot;
-    score(i, i < n ? cache_load(kp + static_cast<size_t>(i) * HD) : zero_vec());
-  }
+  each_pass<HD>(kv.k, kp, warp * PPW, nw * PPW, n, slot, score);
   __syncthreads();
   if (warp < kG) {
     float m = -INFINITY;
@@ -488,13 +507,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
       for (int j = 0; j < 8; ++j) acc[g][j] = fmaf(pr, vals[j], acc[g][j]);
     }
   };
-#pragma unroll
-  for (int p = 0; p < MP; ++p)
-    if (warp * PPW + p * nw * PPW < n) accumulate(warp * PPW + p * nw * PPW + slot, kv.v[p]);
-  for (int base = warp * PPW + MP * nw * PPW; base < n; base += nw * PPW) {
-    const int i = base + slot;
-    accumulate(i, i < n ? cache_load(vp + static_cast<size_t>(i) * HD) : zero_vec());
-  }
+  each_pass<HD>(kv.v, vp, warp * PPW, nw * PPW, n, slot, accumulate);
 #pragma unroll
   for (int g = 0; g < kG; ++g)
 #pragma unroll
@@ -571,13 +584,10 @@ __device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh) 
 // before the new position is written can never serve a stale value).
 template <int HD>
 __device__ __forceinline__ void prefetch_item(const DecodeArgs& a, int layer, int item) {
-  const int T = a.pos + 1, len = (T + a.chunks - 1) / a.chunks;
-  const int kvh = item / a.chunks, p0 = (item % a.chunks) * len;
-  const int n = max(0, min(T, p0 + len) - p0);
-  const size_t base = ((static_cast<size_t>(layer) * (a.kv_dim / HD) + kvh) * a.cap + p0) * HD;
+  const ItemSpan it = item_span<HD>(a, layer, item);
   const int warp = threadIdx.x / kLanes;
-  if (warp == 0) warp_prefetch(a.kc + base, static_cast<size_t>(n) * HD * 2);
-  if (warp == 1) warp_prefetch(a.vc + base, static_cast<size_t>(n) * HD * 2);
+  if (warp == 0) warp_prefetch(a.kc + it.base, static_cast<size_t>(it.n) * HD * 2);
+  if (warp == 1) warp_prefetch(a.vc + it.base, static_cast<size_t>(it.n) * HD * 2);
 }
 
 // ---------------------------------------------------------------------------------------------
