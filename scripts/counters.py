@@ -88,6 +88,7 @@ def summarise(launches, n, k):
             v = [x.get(m) for x in ls if x.get(m) is not None]
             return statistics.median(v) if v else None
         rd, wr = med("dram__bytes_read.sum"), med("dram__bytes_write.sum")
+        ns = med("gpu__time_duration.sum")
         req, sec = med("lts__t_requests_srcunit_tex_op_read.sum"), med("lts__t_sectors_srcunit_tex_op_read.sum")
         ours = kern.startswith("gemv_")
         ratio = rd / dec["read"] if rd is not None else None
@@ -97,7 +98,7 @@ def summarise(launches, n, k):
             "declared_write_bytes": dec["write"], "read_over_declared": ratio,
             "l2_read_requests": req, "l2_read_sectors": sec,
             "sectors_per_request": (sec / req) if req and sec is not None else None,
-            "ncu_time_us": (med("gpu__time_duration.sum") or 0) / 1e3 if med("gpu__time_duration.sum") is not None else None,
+            "ncu_time_us": ns / 1e3 if ns is not None else None,
             "within_3pct": (abs(ratio - 1) <= TOLERANCE) if ratio is not None else None,
         })
     return rows
@@ -124,7 +125,7 @@ def write(rows, n, k, tool, command, out_dir):
     def fmt(v, spec):
         return "-" if v is None else format(v, spec)
     lines = [f"# 02-gemv counters at {n}x{k} ({tool})", "", f"command: `{command}`", "",
-             f"declared per launch: {declared(n, k)['read']} bytes read (2NK + 2K), {declared(n, k)['write']} written (2N)", "",
+             f"declared per launch: {doc['declared']['read']} bytes read (2NK + 2K), {doc['declared']['write']} written (2N)", "",
              "| kernel | grid | block | launches | DRAM read MB | read / declared | DRAM write KB | L2 read requests | sectors / request | within 3% |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
