@@ -8,15 +8,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "counters.py")
-failed = 0
-
-
-def check(ok, name):
-    global failed
-    print(f"{'PASS' if ok else 'FAIL'} counters:{name}")
-    failed += 0 if ok else 1
+check = Checks("counters")
 
 
 N = K = 4096
@@ -66,4 +63,4 @@ with tempfile.TemporaryDirectory() as t:
     r = subprocess.run([sys.executable, SCRIPT, "--shape", "4096by4096"], capture_output=True, text=True)
     check(r.returncode == 2 and "NxK" in r.stderr, "bad-shape-exit-2")
 
-sys.exit(1 if failed else 0)
+check.exit()

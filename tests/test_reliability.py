@@ -8,15 +8,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checks import Checks  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "reliability.py")
-failed = 0
-
-
-def check(ok, name):
-    global failed
-    print(f"{'PASS' if ok else 'FAIL'} reliability:{name}")
-    failed += 0 if ok else 1
+check = Checks("reliability")
 
 
 def write(d, name, text):
@@ -69,5 +66,5 @@ with tempfile.TemporaryDirectory() as t:
     kept = open(os.path.join(dst, "02-b.initcheck.txt")).read() if os.path.exists(os.path.join(dst, "02-b.initcheck.txt")) else ""
     check(r.returncode == 0 and counts[0] == ["3", "2"] and counts[1] == counts[0] and len(kept.splitlines()) == 3
           and os.path.exists(os.path.join(dst, "02-b.result")), "keep-preserves-counts")
-print(f"reliability tests: {'0 failed' if not failed else str(failed) + ' failed'}")
-sys.exit(1 if failed else 0)
+print(f"reliability tests: {'0 failed' if not check.failed else str(check.failed) + ' failed'}")
+check.exit()
