@@ -270,9 +270,26 @@ extern "C" __global__ void __launch_bounds__(1024) gemv_wide_loads(GEMV_ARGS) {
 // ---------------------------------------------------------------------------------------------
 // One chunk: vectors v0 + c * stride + idx (c < C) of R rows. TAIL guards v < nvec; the main loop
 // runs only whole chunks and needs no guard (a branch per load would split the batch).
-template <int R, int C, bool PDL, bool TAIL>
+// What a chunk's loads are consumed by. FmaAcc: CUDA cores, two FP32 partial sums per row
+// (dot8), one butterfly per row at the end.
+template <int R>
+struct FmaAcc {
+  float a[R][2];
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int r = 0; r < R; ++r) a[r][0] = a[r][1] = 0.f;
+  }
+  template <int C>
+  __device__ __forceinline__ void take(const vec4u (&w)[R][C], int c, const vec4u& xv) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
+  }
+  __device__ __forceinline__ float total(int r, int) const { return warp_sum(a[r][0] + a[r][1]); }
+};
+
+template <int R, int C, bool PDL, bool TAIL, class Acc, bool WAIT = true>
 __device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int K, int row0, int N, int v0, int nvec,
-                                           int stride, int idx, bool& waited, float (&acc)[R][2]) {
+                                           int stride, int idx, bool& waited, Acc& acc) {
   vec4u w[R][C];
 #pragma unroll
   for (int r = 0; r < R; ++r) {
@@ -286,19 +303,24 @@ __device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int
     }
   }
   if (PDL && !waited) {
-    pdl_wait<PDL>();
+    pdl_wait<PDL && WAIT>();
     waited = true;
   }
 #pragma unroll
   for (int c = 0; c < C; ++c) {
     const int v = v0 + c * stride + idx;
     const vec4u xv = (!TAIL || v < nvec) ? load_x16(x + 8 * v) : zero4();
-#pragma unroll
-    for (int r = 0; r < R; ++r) dot8(w[r][c], xv, acc[r][0], acc[r][1]);
+    acc.template take<C>(w, c, xv);
   }
 }
 
-template <int R, int C, bool PDL>
+// Chained variants (PDL true). LATE: 0 = griddepcontrol.launch_dependents first, as every other
+// chained kernel; L > 0 = only when this warp has L chunks left (an attempt to have the next
+// GEMV's first loads issued during this one's drain rather than at its start). WAIT = false
+// drops griddepcontrol.wait: not a valid chain (a later launch may overwrite y before an earlier
+// one finishes), only the bound a zero-cost dependency would give; the host never counts it as
+// a chained result.
+template <int R, int C, bool PDL, int LATE, class Acc, bool WAIT = true>
 __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
   const int lane = threadIdx.x % PORT_WARP_SIZE;
   const int warps = blockDim.x / PORT_WARP_SIZE;
@@ -306,34 +328,54 @@ __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
   const int nvec = K / 8;
   const int groups = (N + R - 1) / R;
   const int step = PORT_WARP_SIZE * C;  // vectors per row per chunk
+  const int nch = (nvec + step - 1) / step;  // chunks per row group
   bool waited = !PDL;
-  pdl_launch_dependents<PDL>();
+  bool released = !PDL || LATE == 0;
+  if (LATE == 0) pdl_launch_dependents<PDL>();
+  auto release_if_late = [&](int left) {
+    if (!released && left <= LATE) {
+      pdl_launch_dependents<PDL>();
+      released = true;
+    }
+  };
   for (int grp = blockIdx.x * warps + threadIdx.x / PORT_WARP_SIZE; grp < groups; grp += all_warps) {
     const int row0 = grp * R;
-    float acc[R][2];
-#pragma unroll
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = 0.f;
+    int left = ((groups - 1 - grp) / all_warps + 1) * nch;  // this warp's chunks from here on
+    Acc acc;
+    acc.zero();
     int v0 = 0;
 #pragma unroll 1
-    for (; v0 + step <= nvec; v0 += step)
-      rows_chunk<R, C, PDL, false>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
-    if (v0 < nvec) rows_chunk<R, C, PDL, true>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
+    for (; v0 + step <= nvec; v0 += step, --left) {
+      release_if_late(left);
+      rows_chunk<R, C, PDL, false, Acc, WAIT>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
+    }
+    if (v0 < nvec) {
+      release_if_late(left);
+      rows_chunk<R, C, PDL, true, Acc, WAIT>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
+    }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const float s = warp_sum(acc[r][0] + acc[r][1]);
+      const float s = acc.total(r, lane);
       if (lane == 0 && row0 + r < N) y[row0 + r] = __float2half(s);
     }
   }
-  if (!waited) pdl_wait<PDL>();  // a warp with no rows still orders itself after its predecessor
+  if (!waited) pdl_wait<PDL && WAIT>();  // a warp with no rows still orders itself after its predecessor
 }
 
-#define GEMV_STAMP_ROWS(R, C)                                                                                  \
-  extern "C" __global__ void __launch_bounds__(256, 2) gemv_rows_in_flight_r##R(GEMV_ARGS) {                      \
-    rows_in_flight<R, C, false>(W, x, y, N, K);                                                                 \
+#define GEMV_STAMP_ROWS_AS(NAME, R, C, ACC)                                                                  \
+  extern "C" __global__ void __launch_bounds__(256, 2) NAME(GEMV_ARGS) {                                        \
+    rows_in_flight<R, C, false, 0, ACC>(W, x, y, N, K);                                                         \
   }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256, 2) gemv_rows_in_flight_r##R##_pdl(GEMV_ARGS) {                \
-    rows_in_flight<R, C, true>(W, x, y, N, K);                                                                  \
+  extern "C" __global__ void __launch_bounds__(256, 2) NAME##_pdl(GEMV_ARGS) {                                  \
+    rows_in_flight<R, C, true, 0, ACC>(W, x, y, N, K);                                                          \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 2) NAME##_late1_pdl(GEMV_ARGS) {                            \
+    rows_in_flight<R, C, true, 1, ACC>(W, x, y, N, K);                                                          \
+  }                                                                                                            \
+  extern "C" __global__ void __launch_bounds__(256, 2) NAME##_nowait_pdl(GEMV_ARGS) {                           \
+    rows_in_flight<R, C, true, 0, ACC, false>(W, x, y, N, K);                                                   \
   }
+#define GEMV_STAMP_ROWS(R, C) GEMV_STAMP_ROWS_AS(gemv_rows_in_flight_r##R, R, C, FmaAcc<R>)
 GEMV_STAMP_ROWS(1, 16)
 GEMV_STAMP_ROWS(2, 8)
 GEMV_STAMP_ROWS(4, 4)
@@ -452,16 +494,15 @@ __device__ __forceinline__ void split_k(GEMV_ARGS) {
   pdl_launch_dependents<PDL>();
   for (int grp = blockIdx.x; grp < groups; grp += grid) {
     const int row0 = grp * R;
-    float acc[R][2];
-#pragma unroll
-    for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = 0.f;
+    FmaAcc<R> acc;
+    acc.zero();
     int v0 = 0;  // block-uniform: every warp runs the same chunks
 #pragma unroll 1
     for (; v0 + step <= nvec; v0 += step) rows_chunk<R, C, PDL, false>(W, x, K, row0, N, v0, nvec, threads, tid, waited, acc);
     if (v0 < nvec) rows_chunk<R, C, PDL, true>(W, x, K, row0, N, v0, nvec, threads, tid, waited, acc);
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      const float s = warp_sum(acc[r][0] + acc[r][1]);
+      const float s = acc.total(r, lane);
       if (lane == 0) partial[r][warp] = s;
     }
     __syncthreads();
@@ -585,6 +626,53 @@ GEMV_STAMP_TENSOR(1)
 GEMV_STAMP_TENSOR(2)
 GEMV_STAMP_TENSOR(4)
 GEMV_STAMP_TENSOR(8)
+
+// v6 rows: tensor cores with rows in flight's memory pattern. Lane l of a warp reads the same 16
+// bytes as in rows in flight (512 contiguous bytes of one row per load instruction) and the x
+// vector at the same k. In m16n8k16 lane (g = l/4, t = l%4) holds A[g][2t..2t+1], A[g][2t+8..+9]
+// (and rows g+8), and B[2t..2t+1][g], B[2t+8..+9][g]: put the lane's weights in A row g (a second
+// row's in row g+8) and the lane's x in B column g, and D[g][g] = sum over the four lanes of group
+// g of weight . x, D[g+8][g] the same for the second row. Every product pairs a lane's weights
+// with its own x; only D's diagonal is kept (16 of 128 outputs), and a butterfly adds the eight
+// groups at the end of the row, as in rows in flight. Four accumulator sets per row pair (two
+// for r4) shorten the chain of dependent mmas.
+template <int R>
+struct MmaAcc {
+  static constexpr int P = (R + 1) / 2;  // row pairs: rows 2p (A rows g) and 2p + 1 (A rows g + 8)
+  static constexpr int S = P > 1 ? 2 : 4;  // accumulator sets per pair (r4: 2, within 128 registers)
+  float d[P][S][4];
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int p = 0; p < P; ++p)
+#pragma unroll
+      for (int s = 0; s < S; ++s) d[p][s][0] = d[p][s][1] = d[p][s][2] = d[p][s][3] = 0.f;
+  }
+  template <int C>
+  __device__ __forceinline__ void take(const vec4u (&w)[R][C], int c, const vec4u& xv) {
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      const vec4u lo = w[2 * p][c];
+      const vec4u hi = 2 * p + 1 < R ? w[2 * p + 1][c] : zero4();
+      mma_16816(d[p][(2 * c) % S], lo.x, hi.x, lo.y, hi.y, xv.x, xv.y);
+      mma_16816(d[p][(2 * c + 1) % S], lo.z, hi.z, lo.w, hi.w, xv.z, xv.w);
+    }
+  }
+  // D[g][g] sits in lane (g, t = g / 2), element g % 2 (row g + 8: element 2 + g % 2).
+  __device__ __forceinline__ float total(int r, int lane) const {
+    const int g = lane >> 2, t = lane & 3, e = 2 * (r & 1) + (g & 1);
+    float s = 0.f;
+#pragma unroll
+    for (int q = 0; q < S; ++q) {
+      const float* dq = d[r >> 1][q];
+      s += e == 0 ? dq[0] : e == 1 ? dq[1] : e == 2 ? dq[2] : dq[3];
+    }
+    return warp_sum(t == (g >> 1) ? s : 0.f);
+  }
+};
+#define GEMV_STAMP_TENSOR_ROWS(R, C) GEMV_STAMP_ROWS_AS(gemv_tensor_rows_r##R, R, C, MmaAcc<R>)
+GEMV_STAMP_TENSOR_ROWS(1, 16)
+GEMV_STAMP_TENSOR_ROWS(2, 8)
+GEMV_STAMP_TENSOR_ROWS(4, 4)
 
 // v6p: tensor cores, software-pipelined, y^T = x^T W^T (as the ring variant below): a team of KS
 // warps owns 8 rows (mma's n = 8 columns of B are 8 rows of W, k-contiguous: W's own layout);
@@ -819,6 +907,7 @@ GEMV_STAMP_RING(gemv_tensor_core_ring, true)
 
 namespace {
 
+constexpr const char* kNoWaitMode = "no-wait bound";  // chained without griddepcontrol.wait: never a result
 constexpr double kTolerance = 1e-3;  // relative L2 against the double reference
 constexpr double kWorkingSetOverL2 = 4.0;
 
@@ -836,6 +925,9 @@ struct Hand {
   Kind kind;
   int rows;  // rows per warp (4), per block (5); 16 per tile (6)
   int ks;    // warps per tile or per team (6, 6p); 16-byte vectors per lane per chunk (4p)
+  // more chained variants (rows in flight): [0] releases the next kernel when a warp has one
+  // chunk left; [1] has no griddepcontrol.wait (the zero-cost-dependency bound, not a chain)
+  GemvKernel late[2] = {nullptr, nullptr};
 };
 
 const std::vector<Hand>& hand_rungs() {
@@ -844,11 +936,11 @@ const std::vector<Hand>& hand_rungs() {
       {2, "four accumulators", "-", "gemv_four_accumulators", gemv_four_accumulators, nullptr, kWarpPerRow, 1, 1},
       {3, "wide loads", "-", "gemv_wide_loads", gemv_wide_loads, nullptr, kWarpPerRow, 1, 1},
       {4, "rows in flight", "r1 c16", "gemv_rows_in_flight_r1", gemv_rows_in_flight_r1, gemv_rows_in_flight_r1_pdl,
-       kRowsInFlight, 1, 1},
+       kRowsInFlight, 1, 1, {gemv_rows_in_flight_r1_late1_pdl, gemv_rows_in_flight_r1_nowait_pdl}},
       {4, "rows in flight", "r2 c8", "gemv_rows_in_flight_r2", gemv_rows_in_flight_r2, gemv_rows_in_flight_r2_pdl,
-       kRowsInFlight, 2, 1},
+       kRowsInFlight, 2, 1, {gemv_rows_in_flight_r2_late1_pdl, gemv_rows_in_flight_r2_nowait_pdl}},
       {4, "rows in flight", "r4 c4", "gemv_rows_in_flight_r4", gemv_rows_in_flight_r4, gemv_rows_in_flight_r4_pdl,
-       kRowsInFlight, 4, 1},
+       kRowsInFlight, 4, 1, {gemv_rows_in_flight_r4_late1_pdl, gemv_rows_in_flight_r4_nowait_pdl}},
       {4, "rows in flight", "r1 c8 pipelined", "gemv_rows_pipelined_r1c8", gemv_rows_pipelined_r1c8,
        gemv_rows_pipelined_r1c8_pdl, kPipe, 1, 8},
       {4, "rows in flight", "r2 c4 pipelined", "gemv_rows_pipelined_r2c4", gemv_rows_pipelined_r2c4,
@@ -872,6 +964,12 @@ const std::vector<Hand>& hand_rungs() {
        gemv_tensor_core_pipelined_ks2_pdl, kTensorPipe, 8, 2},
       {6, "tensor core mma.sync", "pipelined ks4", "gemv_tensor_core_pipelined_ks4", gemv_tensor_core_pipelined_ks4,
        gemv_tensor_core_pipelined_ks4_pdl, kTensorPipe, 8, 4},
+      {6, "tensor core mma.sync", "rows r1 c16", "gemv_tensor_rows_r1", gemv_tensor_rows_r1, gemv_tensor_rows_r1_pdl,
+       kRowsInFlight, 1, 1, {gemv_tensor_rows_r1_late1_pdl, gemv_tensor_rows_r1_nowait_pdl}},
+      {6, "tensor core mma.sync", "rows r2 c8", "gemv_tensor_rows_r2", gemv_tensor_rows_r2, gemv_tensor_rows_r2_pdl,
+       kRowsInFlight, 2, 1, {gemv_tensor_rows_r2_late1_pdl, gemv_tensor_rows_r2_nowait_pdl}},
+      {6, "tensor core mma.sync", "rows r4 c4", "gemv_tensor_rows_r4", gemv_tensor_rows_r4, gemv_tensor_rows_r4_pdl,
+       kRowsInFlight, 4, 1, {gemv_tensor_rows_r4_late1_pdl, gemv_tensor_rows_r4_nowait_pdl}},
       {6, "tensor core mma.sync", "bulk-copy ring", "gemv_tensor_core_ring", gemv_tensor_core_ring,
        gemv_tensor_core_ring_pdl, kRing, 0, 0},
       {8, "bulk-copy ring", "CUDA cores", "gemv_bulk_ring", gemv_bulk_ring, gemv_bulk_ring_pdl, kRing, 0, 0},
@@ -1166,6 +1264,7 @@ struct Config {
   int grid = 0, threads = 0;
   int stages = 0;  // ring rungs: shared-memory stages (dynamic shared memory = stages x stage bytes)
   bool pdl = false;
+  int late = 0;  // chained: 0 releases the next kernel first; 1 when a warp has one chunk left; 2 no wait (bound)
   std::string grid_rule;  // why this grid
 };
 
@@ -1175,17 +1274,20 @@ std::string version_name(const Config& c) {
 }
 std::string variant_name(const Config& c) {
   if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : "heuristic #1";
+  if (c.late == 1) return std::string(c.hand->variant) + " late release";
+  if (c.late == 2) return std::string(c.hand->variant) + " no wait (bound)";
   return c.hand->variant;
 }
 std::string symbol_name(const Config& c) {
   if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : (kHaveCublas ? "cublasLtMatmul" : "hipblasLtMatmul");
-  return std::string(c.pdl ? std::string(c.hand->symbol) + "_pdl" : c.hand->symbol);
+  if (!c.pdl) return c.hand->symbol;
+  return std::string(c.hand->symbol) + (c.late == 1 ? "_late1" : c.late == 2 ? "_nowait" : "") + "_pdl";
 }
 std::string describe(const Config& c) {
   char b[200];
   if (!c.hand) std::snprintf(b, sizeof b, "%s", version_name(c).c_str());
   else
-    std::snprintf(b, sizeof b, "%s %s, %d x %d%s%s", version_name(c).c_str(), c.hand->variant, c.grid, c.threads,
+    std::snprintf(b, sizeof b, "%s %s, %d x %d%s%s", version_name(c).c_str(), variant_name(c).c_str(), c.grid, c.threads,
                   c.stages ? (", " + std::to_string(c.stages) + " stages").c_str() : "", c.pdl ? ", PDL" : "");
   return b;
 }
@@ -1339,7 +1441,8 @@ class Runner {
       attr[0].val.programmaticStreamSerializationAllowed = 1;
       lc.attrs = attr;
       lc.numAttrs = 1;
-      CHECK_CUDA(cudaLaunchKernelEx(&lc, c.hand->pdl, w, static_cast<const __half*>(p.x), p.y, p.n, p.k));
+      GemvKernel f = c.late ? c.hand->late[c.late - 1] : c.hand->pdl;
+      CHECK_CUDA(cudaLaunchKernelEx(&lc, f, w, static_cast<const __half*>(p.x), p.y, p.n, p.k));
 #else
       FAIL("programmatic dependent launch does not exist on HIP");
 #endif
@@ -1373,7 +1476,7 @@ class Runner {
     r.cfg = c;
     r.n = p.n;
     r.k = p.k;
-    r.mode = c.pdl ? "chained" : "isolated";
+    r.mode = !c.pdl ? "isolated" : c.late == 2 ? kNoWaitMode : "chained";
     Graph g;
     g.capture(
         [&](cudaStream_t cs) {
@@ -1388,7 +1491,10 @@ class Runner {
     poison_nan(p.y, p.n * sizeof(__half), s);
     g.launch(s);
     CHECK_LAUNCH();
-    (void)validate_y(p, what + " (graph replay)");
+    // Without the wait, launches overlap and any of them may write y last: only the single
+    // launch above is validated (it has no predecessor to race with).
+    if (!(c.pdl && c.late == 2)) (void)validate_y(p, what + " (graph replay)");
+    else CHECK_CUDA(cudaStreamSynchronize(s));
     r.gbps = gbps(gemv_bytes(p.n, p.k), r.us.median * 1e-3);
     r.mbu = r.gbps / ceiling_;
     ex_.require_below_ceiling(r.gbps, ceiling_, what);
@@ -1425,6 +1531,8 @@ Row result_row(const Result& r, const Problem* p) {
       .extra("rung", r.cfg.hand ? r.cfg.hand->rung : 0)
       .extra("grid_rule", r.cfg.grid_rule)
       .extra("stages", r.cfg.stages)
+      .extra("release", !r.cfg.pdl ? "-" : r.cfg.late == 1 ? "when a warp has one chunk left" : "first")
+      .extra("waits", !r.cfg.pdl ? "-" : r.cfg.late == 2 ? "no (bound, not a chain)" : "griddepcontrol.wait")
       .extra("validated", true)
       .extra("bytes", gemv_bytes(r.n, r.k))
       .extra("max_us", r.us.max)
@@ -1585,8 +1693,12 @@ int main(int argc, char** argv) {
       }
       for (auto c : chain) {
         c.pdl = true;
-        ex.progress(done, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
-        record(runner.run(c, p, plan));
+        for (int late = 0; late <= 2; ++late) {
+          if (late && (!full || !c.hand->late[late - 1])) break;  // the two extra variants: 4096x4096 only
+          c.late = late;
+          ex.progress(done, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
+          record(runner.run(c, p, plan));
+        }
       }
     }
     results.insert(results.end(), here.begin(), here.end());
@@ -1712,7 +1824,7 @@ int main(int argc, char** argv) {
 
   // Chained against isolated, per shape and kernel.
   for (auto& r : results)
-    if (r.mode == "chained") {
+    if (r.mode == "chained" || r.mode == kNoWaitMode) {
       const Result* iso = nullptr;
       for (auto& q : results)
         if (q.n == r.n && q.k == r.k && q.mode == "isolated" && q.cfg.hand == r.cfg.hand && q.cfg.grid == r.cfg.grid &&
@@ -1725,12 +1837,13 @@ int main(int argc, char** argv) {
           .add("grid", r.cfg.grid)
           .add("threads", r.cfg.threads)
           .add("isolated_us", iso ? Json(iso->us.median) : Json(), 2, "isolated µs")
+          .add("waits", r.mode == "chained" ? "yes" : "no (bound)", -1, "waits")
           .add("median_us", r.us.median, 2, "chained µs")
           .add("mbu", r.mbu, 3, "chained MBU")
           .add("saved_us", iso ? Json(iso->us.median - r.us.median) : Json(), 2, "saved µs")
           .extra("n", r.n)
           .extra("k", r.k)
-          .extra("mode", "chained");
+          .extra("mode", r.mode);
       ex.add("chained with programmatic dependent launch, against the same configuration isolated", row);
     }
 
@@ -1754,6 +1867,22 @@ int main(int argc, char** argv) {
   sm.set("ceiling_source", ceiling.source);
   if (h4) sm.set("best_4096_isolated", describe(h4->cfg));
   if (ch4) sm.set("best_4096_chained", describe(ch4->cfg));
+  // What the dependency costs: the best chained kernel against the same kernel and grid with no
+  // griddepcontrol.wait at all (launches free to overlap), side by side in this run.
+  const Result* nw4 = best_of(4096, 4096, kNoWaitMode, is_hand);
+  if (nw4) {
+    sm.set("mbu_4096_chained_nowait_bound", nw4->mbu);
+    sm.set("us_4096_chained_nowait_bound", nw4->us.median);
+    sm.set("best_4096_nowait_bound", describe(nw4->cfg));
+  }
+  if (ch4) {
+    const Result* same = nullptr;
+    for (auto& r : results)
+      if (r.mode == kNoWaitMode && r.n == 4096 && r.k == 4096 && r.cfg.hand == ch4->cfg.hand && r.cfg.grid == ch4->cfg.grid &&
+          r.cfg.threads == ch4->cfg.threads)
+        same = &r;
+    if (same) sm.set("us_4096_dependency_cost_best_chained", ch4->us.median - same->us.median);
+  }
   if (tc4 && cc4) sm.set("tensor_core_over_best_cuda_core_mbu_4096", tc4->mbu / cc4->mbu);
   if (!min_named_shape.empty()) sm.set("min_speedup_shape", min_named_shape);
   if (std::isfinite(min_speedup_sweep)) {
