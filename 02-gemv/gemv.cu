@@ -16,8 +16,12 @@
 //                               streaming cache policy, grid from the shape, SM count, occupancy
 //   5  gemv_split_k_rR          a block per R rows, K split across the block (tall-K shapes)
 //   6  gemv_tensor_core_ksS     mma.sync m16n8k16, x in column 0 of B; S warps split K (CUDA)
+//      gemv_tensor_rows_rR      mma.sync with rows in flight's loads: the lane's weights in A row
+//                               g, its x in B column g, D's diagonal kept (CUDA)
 //   7  *_pdl                    4, 5, 6 in chained mode: programmatic dependent launch, weights
-//                               requested before griddepcontrol.wait, x read after it (sm_90)
+//                               requested before griddepcontrol.wait, x read after it (sm_90);
+//                               4 and 6 rows also as *_late1_pdl (the next kernel released late)
+//                               and *_nowait_pdl (no wait: the zero-cost-dependency bound)
 // Modes: isolated = a CUDA graph of 200 launches over rotating weight copies (>= 4x L2), time
 // per GEMV = graph time / launches; chained = the same graph with PDL edges.
 // Every configuration is validated (CPU double reference, fresh random inputs, NaN-poisoned y,
@@ -930,17 +934,19 @@ struct Hand {
   GemvKernel late[2] = {nullptr, nullptr};
 };
 
+// A rows-in-flight-shaped rung: its isolated kernel NAME and the chained NAME_pdl,
+// NAME_late1_pdl and NAME_nowait_pdl that GEMV_STAMP_ROWS_AS stamps beside it.
+#define GEMV_HAND_ROWS(RUNG, VERSION, VARIANT, NAME, R) \
+  { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, {NAME##_late1_pdl, NAME##_nowait_pdl} }
+
 const std::vector<Hand>& hand_rungs() {
   static const std::vector<Hand> h = {
       {1, "one accumulator", "-", "gemv_one_accumulator", gemv_one_accumulator, nullptr, kWarpPerRow, 1, 1},
       {2, "four accumulators", "-", "gemv_four_accumulators", gemv_four_accumulators, nullptr, kWarpPerRow, 1, 1},
       {3, "wide loads", "-", "gemv_wide_loads", gemv_wide_loads, nullptr, kWarpPerRow, 1, 1},
-      {4, "rows in flight", "r1 c16", "gemv_rows_in_flight_r1", gemv_rows_in_flight_r1, gemv_rows_in_flight_r1_pdl,
-       kRowsInFlight, 1, 1, {gemv_rows_in_flight_r1_late1_pdl, gemv_rows_in_flight_r1_nowait_pdl}},
-      {4, "rows in flight", "r2 c8", "gemv_rows_in_flight_r2", gemv_rows_in_flight_r2, gemv_rows_in_flight_r2_pdl,
-       kRowsInFlight, 2, 1, {gemv_rows_in_flight_r2_late1_pdl, gemv_rows_in_flight_r2_nowait_pdl}},
-      {4, "rows in flight", "r4 c4", "gemv_rows_in_flight_r4", gemv_rows_in_flight_r4, gemv_rows_in_flight_r4_pdl,
-       kRowsInFlight, 4, 1, {gemv_rows_in_flight_r4_late1_pdl, gemv_rows_in_flight_r4_nowait_pdl}},
+      GEMV_HAND_ROWS(4, "rows in flight", "r1 c16", gemv_rows_in_flight_r1, 1),
+      GEMV_HAND_ROWS(4, "rows in flight", "r2 c8", gemv_rows_in_flight_r2, 2),
+      GEMV_HAND_ROWS(4, "rows in flight", "r4 c4", gemv_rows_in_flight_r4, 4),
       {4, "rows in flight", "r1 c8 pipelined", "gemv_rows_pipelined_r1c8", gemv_rows_pipelined_r1c8,
        gemv_rows_pipelined_r1c8_pdl, kPipe, 1, 8},
       {4, "rows in flight", "r2 c4 pipelined", "gemv_rows_pipelined_r2c4", gemv_rows_pipelined_r2c4,
@@ -964,12 +970,9 @@ const std::vector<Hand>& hand_rungs() {
        gemv_tensor_core_pipelined_ks2_pdl, kTensorPipe, 8, 2},
       {6, "tensor core mma.sync", "pipelined ks4", "gemv_tensor_core_pipelined_ks4", gemv_tensor_core_pipelined_ks4,
        gemv_tensor_core_pipelined_ks4_pdl, kTensorPipe, 8, 4},
-      {6, "tensor core mma.sync", "rows r1 c16", "gemv_tensor_rows_r1", gemv_tensor_rows_r1, gemv_tensor_rows_r1_pdl,
-       kRowsInFlight, 1, 1, {gemv_tensor_rows_r1_late1_pdl, gemv_tensor_rows_r1_nowait_pdl}},
-      {6, "tensor core mma.sync", "rows r2 c8", "gemv_tensor_rows_r2", gemv_tensor_rows_r2, gemv_tensor_rows_r2_pdl,
-       kRowsInFlight, 2, 1, {gemv_tensor_rows_r2_late1_pdl, gemv_tensor_rows_r2_nowait_pdl}},
-      {6, "tensor core mma.sync", "rows r4 c4", "gemv_tensor_rows_r4", gemv_tensor_rows_r4, gemv_tensor_rows_r4_pdl,
-       kRowsInFlight, 4, 1, {gemv_tensor_rows_r4_late1_pdl, gemv_tensor_rows_r4_nowait_pdl}},
+      GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r1 c16", gemv_tensor_rows_r1, 1),
+      GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r2 c8", gemv_tensor_rows_r2, 2),
+      GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r4 c4", gemv_tensor_rows_r4, 4),
       {6, "tensor core mma.sync", "bulk-copy ring", "gemv_tensor_core_ring", gemv_tensor_core_ring,
        gemv_tensor_core_ring_pdl, kRing, 0, 0},
       {8, "bulk-copy ring", "CUDA cores", "gemv_bulk_ring", gemv_bulk_ring, gemv_bulk_ring_pdl, kRing, 0, 0},
