@@ -666,7 +666,7 @@ struct MmaAcc {
     const int g = lane >> 2, t = lane & 3, e = 2 * (r & 1) + (g & 1);
     float s = 0.f;
 #pragma unroll
-    for (int q = 0; q < S; ++q) {
+    for (int q = 0; q < S; ++q) {  // selects, not dq[e]: a runtime index would put d in local memory
       const float* dq = d[r >> 1][q];
       s += e == 0 ? dq[0] : e == 1 ? dq[1] : e == 2 ? dq[2] : dq[3];
     }
@@ -929,15 +929,16 @@ struct Hand {
   Kind kind;
   int rows;  // rows per warp (4), per block (5); 16 per tile (6)
   int ks;    // warps per tile or per team (6, 6p); 16-byte vectors per lane per chunk (4p)
-  // more chained variants (rows in flight): [0] releases the next kernel when a warp has one
-  // chunk left; [1] has no griddepcontrol.wait (the zero-cost-dependency bound, not a chain)
-  GemvKernel late[2] = {nullptr, nullptr};
+  // more chained variants (rows-shaped rungs): the next kernel released when a warp has one
+  // chunk left; no griddepcontrol.wait at all (the zero-cost-dependency bound, not a chain)
+  GemvKernel late_pdl = nullptr;
+  GemvKernel nowait_pdl = nullptr;
 };
 
 // A rows-in-flight-shaped rung: its isolated kernel NAME and the chained NAME_pdl,
 // NAME_late1_pdl and NAME_nowait_pdl that GEMV_STAMP_ROWS_AS stamps beside it.
 #define GEMV_HAND_ROWS(RUNG, VERSION, VARIANT, NAME, R) \
-  { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, {NAME##_late1_pdl, NAME##_nowait_pdl} }
+  { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, NAME##_late1_pdl, NAME##_nowait_pdl }
 
 const std::vector<Hand>& hand_rungs() {
   static const std::vector<Hand> h = {
@@ -1261,13 +1262,16 @@ constexpr const char* kLtName =
 // ---------------------------------------------------------------------------------------------
 // Configurations and grid rules.
 // ---------------------------------------------------------------------------------------------
+// The chained kernels of a rung: the chain itself (Hand::pdl), its late-release variant, and
+// the no-wait bound (Hand::late_pdl, Hand::nowait_pdl).
+enum Chain { kReleaseFirst, kReleaseLate, kNoWait };
 struct Config {
   const Hand* hand = nullptr;  // nullptr: a vendor rung
   int vendor = 0;              // 1 cuBLAS, 2 cuBLASLt / hipBLASLt
   int grid = 0, threads = 0;
   int stages = 0;  // ring rungs: shared-memory stages (dynamic shared memory = stages x stage bytes)
   bool pdl = false;
-  int late = 0;  // chained: 0 releases the next kernel first; 1 when a warp has one chunk left; 2 no wait (bound)
+  Chain chain = kReleaseFirst;  // which chained kernel (pdl only)
   std::string grid_rule;  // why this grid
 };
 
@@ -1277,14 +1281,14 @@ std::string version_name(const Config& c) {
 }
 std::string variant_name(const Config& c) {
   if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : "heuristic #1";
-  if (c.late == 1) return std::string(c.hand->variant) + " late release";
-  if (c.late == 2) return std::string(c.hand->variant) + " no wait (bound)";
+  if (c.pdl && c.chain == kReleaseLate) return std::string(c.hand->variant) + " late release";
+  if (c.pdl && c.chain == kNoWait) return std::string(c.hand->variant) + " no wait (bound)";
   return c.hand->variant;
 }
 std::string symbol_name(const Config& c) {
   if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : (kHaveCublas ? "cublasLtMatmul" : "hipblasLtMatmul");
   if (!c.pdl) return c.hand->symbol;
-  return std::string(c.hand->symbol) + (c.late == 1 ? "_late1" : c.late == 2 ? "_nowait" : "") + "_pdl";
+  return std::string(c.hand->symbol) + (c.chain == kReleaseLate ? "_late1" : c.chain == kNoWait ? "_nowait" : "") + "_pdl";
 }
 std::string describe(const Config& c) {
   char b[200];
@@ -1444,7 +1448,7 @@ class Runner {
       attr[0].val.programmaticStreamSerializationAllowed = 1;
       lc.attrs = attr;
       lc.numAttrs = 1;
-      GemvKernel f = c.late ? c.hand->late[c.late - 1] : c.hand->pdl;
+      GemvKernel f = c.chain == kReleaseLate ? c.hand->late_pdl : c.chain == kNoWait ? c.hand->nowait_pdl : c.hand->pdl;
       CHECK_CUDA(cudaLaunchKernelEx(&lc, f, w, static_cast<const __half*>(p.x), p.y, p.n, p.k));
 #else
       FAIL("programmatic dependent launch does not exist on HIP");
@@ -1479,7 +1483,8 @@ class Runner {
     r.cfg = c;
     r.n = p.n;
     r.k = p.k;
-    r.mode = !c.pdl ? "isolated" : c.late == 2 ? kNoWaitMode : "chained";
+    const bool no_wait = c.pdl && c.chain == kNoWait;
+    r.mode = !c.pdl ? "isolated" : no_wait ? kNoWaitMode : "chained";
     Graph g;
     g.capture(
         [&](cudaStream_t cs) {
@@ -1496,7 +1501,7 @@ class Runner {
     CHECK_LAUNCH();
     // Without the wait, launches overlap and any of them may write y last: only the single
     // launch above is validated (it has no predecessor to race with).
-    if (!(c.pdl && c.late == 2)) (void)validate_y(p, what + " (graph replay)");
+    if (!no_wait) (void)validate_y(p, what + " (graph replay)");
     else CHECK_CUDA(cudaStreamSynchronize(s));
     r.gbps = gbps(gemv_bytes(p.n, p.k), r.us.median * 1e-3);
     r.mbu = r.gbps / ceiling_;
@@ -1534,8 +1539,8 @@ Row result_row(const Result& r, const Problem* p) {
       .extra("rung", r.cfg.hand ? r.cfg.hand->rung : 0)
       .extra("grid_rule", r.cfg.grid_rule)
       .extra("stages", r.cfg.stages)
-      .extra("release", !r.cfg.pdl ? "-" : r.cfg.late == 1 ? "when a warp has one chunk left" : "first")
-      .extra("waits", !r.cfg.pdl ? "-" : r.cfg.late == 2 ? "no (bound, not a chain)" : "griddepcontrol.wait")
+      .extra("release", !r.cfg.pdl ? "-" : r.cfg.chain == kReleaseLate ? "when a warp has one chunk left" : "first")
+      .extra("waits", !r.cfg.pdl ? "-" : r.cfg.chain == kNoWait ? "no (bound, not a chain)" : "griddepcontrol.wait")
       .extra("validated", true)
       .extra("bytes", gemv_bytes(r.n, r.k))
       .extra("max_us", r.us.max)
@@ -1696,9 +1701,11 @@ int main(int argc, char** argv) {
       }
       for (auto c : chain) {
         c.pdl = true;
-        for (int late = 0; late <= 2; ++late) {
-          if (late && (!full || !c.hand->late[late - 1])) break;  // the two extra variants: 4096x4096 only
-          c.late = late;
+        for (Chain v : {kReleaseFirst, kReleaseLate, kNoWait}) {
+          // the two diagnostic variants: 4096x4096 only, rungs that have them
+          if (v == kReleaseLate && (!full || !c.hand->late_pdl)) continue;
+          if (v == kNoWait && (!full || !c.hand->nowait_pdl)) continue;
+          c.chain = v;
           ex.progress(done, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
           record(runner.run(c, p, plan));
         }
@@ -1878,14 +1885,11 @@ int main(int argc, char** argv) {
     sm.set("us_4096_chained_nowait_bound", nw4->us.median);
     sm.set("best_4096_nowait_bound", describe(nw4->cfg));
   }
-  if (ch4) {
-    const Result* same = nullptr;
-    for (auto& r : results)
-      if (r.mode == kNoWaitMode && r.n == 4096 && r.k == 4096 && r.cfg.hand == ch4->cfg.hand && r.cfg.grid == ch4->cfg.grid &&
-          r.cfg.threads == ch4->cfg.threads)
-        same = &r;
-    if (same) sm.set("us_4096_dependency_cost_best_chained", ch4->us.median - same->us.median);
-  }
+  const Result* same = ch4 ? best_of(4096, 4096, kNoWaitMode, [&](const Result& r) {
+    return r.cfg.hand == ch4->cfg.hand && r.cfg.grid == ch4->cfg.grid && r.cfg.threads == ch4->cfg.threads;
+  })
+                            : nullptr;
+  if (same) sm.set("us_4096_dependency_cost_best_chained", ch4->us.median - same->us.median);
   if (tc4 && cc4) sm.set("tensor_core_over_best_cuda_core_mbu_4096", tc4->mbu / cc4->mbu);
   if (!min_named_shape.empty()) sm.set("min_speedup_shape", min_named_shape);
   if (std::isfinite(min_speedup_sweep)) {
