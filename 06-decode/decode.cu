@@ -98,7 +98,55 @@ struct DecodeArgs {
   unsigned prefetch_bytes;  // per block, split over its warps
   int ring_slots;           // the ring engine's slots per warp (one 4 KB piece each)
   int ring_mode;            // the ring engine's RingMode bits
+  // The timeline (null but in the one step that records it): per block, the constant-rate clock
+  // at each barrier's arrival and departure (tl_index, below).
+  unsigned long long* tl;
+  // The ring engine's rate-weighted partition (RingMode kRingWeighted): SM s takes the pairs
+  // [share[2s], share[2s + 1]) / 2^24 of every stage (null: the rotating even split).
+  const unsigned* share;
 };
+
+// Where a block's stamps sit in the timeline: [0] its SM, [1] kernel start, [2k] arrival at
+// grid barrier k and [2k + 1] departure from it (k = 1 .. B, B = barriers per launch), [2B + 2]
+// the end, then per layer l: its attention item done and counted, at [2B + 3 + 2l], or at
+// [2B + 4 + 2l] when that made it the KV head's combining block (whose combine then ends at its
+// arrival at the next barrier). 0: no stamp.
+__host__ __device__ constexpr int tl_stride(int layers) { return 2 * kBarriersPerLayer * layers + 3 + 2 * layers; }
+constexpr int kShareOne = 1 << 24;  // the share table's fixed point
+constexpr int kMaxSmid = 256;       // share entries: SM ids below this
+
+// Pairs [p0, p0 + np) of a stage's `pairs` for block b of nb at stage st: the even split, its
+// ranges rotating with the stage (so no block holds the larger share every time), or the share
+// of this block's SM (smid) when a table is given. Host and device alike (the host's timeline
+// analysis counts each block's bytes with it).
+__host__ __device__ inline void pair_range(long long pairs, int st, int b, int nb, const unsigned* share, int smid, int* p0,
+                                           int* np) {
+  long long lo, hi;
+  if (share != nullptr) {
+    lo = (static_cast<long long>(share[2 * smid]) * pairs) >> 24;
+    hi = (static_cast<long long>(share[2 * smid + 1]) * pairs) >> 24;
+  } else {
+    const int rb = (b + st * 41) % nb;
+    lo = rb * pairs / nb;
+    hi = (rb + 1) * pairs / nb;
+  }
+  *p0 = static_cast<int>(lo);
+  *np = static_cast<int>(hi - lo);
+}
+
+__device__ __forceinline__ int sm_id() {
+#if defined(PORT_HIP)
+  return 0;
+#else
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return static_cast<int>(s);
+#endif
+}
+// Thread 0 of a block: one timeline stamp (nothing unless the timeline is on).
+__device__ __forceinline__ void tl_stamp(const DecodeArgs& a, int i) {
+  if (a.tl != nullptr) a.tl[static_cast<size_t>(blockIdx.x) * tl_stride(a.layers) + i] = port_const_clock();
+}
 
 __device__ __forceinline__ vec4u zero_vec() {
   vec4u v;
@@ -771,8 +819,11 @@ __device__ __forceinline__ bool last_to_finish(unsigned long long* count, unsign
 // whole grid (thread 0 spins). False: a wait timed out somewhere and the block must bail out.
 __device__ __forceinline__ bool grid_barrier(const DecodeArgs& a, int k, int layer, int where, int* s_stop) {
   __syncthreads();
-  if (threadIdx.x == 0)
+  if (threadIdx.x == 0) {
+    tl_stamp(a, 2 * k);
     *s_stop = !barrier_arrive_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * gridDim.x, layer, where);
+    tl_stamp(a, 2 * k + 1);
+  }
   __syncthreads();
   return *s_stop == 0;
 }
@@ -944,7 +995,7 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2 };             // bits of DecodeArgs.ring_mode
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingWeighted = 4 };  // bits of DecodeArgs.ring_mode
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -972,10 +1023,8 @@ __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
     if (a.stages & kStDown) r.W = lw + a.off.down, rows = a.hidden, r.K = a.mlp;
   }
   if (rows == 0) return r;
-  const long long pairs = rows / 2;
-  const int rb = (b + st * 41) % nb;
-  r.p0 = static_cast<int>(rb * pairs / nb);
-  r.np = static_cast<int>((rb + 1) * pairs / nb) - r.p0;
+  const bool weighted = (a.ring_mode & kRingWeighted) && a.share != nullptr;
+  pair_range(rows / 2, st, b, nb, weighted ? a.share : nullptr, weighted ? sm_id() : 0, &r.p0, &r.np);
   r.S = r.K / kRingSeg;  // host contract: exact
   return r;
 }
@@ -1147,6 +1196,8 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
   if (threadIdx.x == 0) {
+    if (a.tl != nullptr) a.tl[static_cast<size_t>(b) * tl_stride(a.layers)] = static_cast<unsigned long long>(sm_id());
+    tl_stamp(a, 1);
     for (int i = 0; i < kRingWarps * m; ++i) bulk_bar_init(smem_u32(&bars[i]));
     bulk_bar_init_fence();
   }
@@ -1179,7 +1230,9 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       for (int item = b; item < items; item += nb) {
         attention_item<HD>(a, l, item, sm, pre);
         pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
-        if (last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last)) attention_combine<HD>(a, item / a.chunks);
+        const bool combine = last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last);
+        if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l + (combine ? 1 : 0));
+        if (combine) attention_combine<HD>(a, item / a.chunks);
       }
     if (!sync_or_drain(l, 1)) return;
     r = ring_stage(a, st + 2);
@@ -1218,6 +1271,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     }
     block_argmax_finish(a, s_bv, s_bi, kRingWarps, &s_last);
   }
+  if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 2);
 #else
   (void)a;
 #endif
@@ -1262,8 +1316,10 @@ constexpr float kEps = 1e-5f;
 constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the checked intermediates)
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
-  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "");
+  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
+         ((mode & kRingWeighted) ? "+weighted" : "");
 }
+constexpr double kShareMax = 1.25;  // a weighted share is at most this many times the even one
 
 LayerLayout layout_of(const Shape& s) {
   const size_t H = s.hidden, q = static_cast<size_t>(s.heads) * s.hd, kv = static_cast<size_t>(s.kv_heads) * s.hd;
@@ -1728,7 +1784,9 @@ class Persistent {
       for (auto& g : gemvs) {
         if (g.K % kRingSeg != 0)
           FAIL("refusing the ring engine: a GEMV with K = %d does not cut into pieces of %d columns", g.K, kRingSeg);
-        const size_t pairs = (g.rows / 2 + blocks_ - 1) / blocks_, pieces = pairs * (g.K / kRingSeg);
+        // The most pairs a block takes: the even split's, or a weighted share's (kShareMax).
+        const size_t pairs = static_cast<size_t>(std::ceil(kShareMax * (g.rows / 2) / blocks_)) + 1,
+                     pieces = pairs * (g.K / kRingSeg);
         const size_t need = (static_cast<size_t>(g.K) + 2 * pieces) * sizeof(float);
         if (need > smem_) smem_ = need;
       }
@@ -1769,6 +1827,8 @@ class Persistent {
     void* args[] = {&a};
     CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
   }
+  void set_timeline(unsigned long long* tl) { base_.tl = tl; }
+  void set_share(const unsigned* share) { base_.share = share; }
   int blocks() const { return blocks_; }
   int threads() const { return threads_; }
   int slots() const { return slots_; }
@@ -1863,6 +1923,234 @@ std::string fmt(double v, int prec) {
   return b;
 }
 
+// ---------------------------------------------------------------------------------------------
+// The ring engine's timeline: one step's barrier arrivals and departures per block
+// ---------------------------------------------------------------------------------------------
+struct Timeline {
+  int blocks = 0, stride = 0, nbar = 0, layers = 0;
+  double us_per_tick = 0;
+  std::vector<unsigned long long> t;
+  std::vector<unsigned> share;  // the share table the step ran with (empty: the even split)
+  double at(int b, int i) const { return static_cast<double>(t[static_cast<size_t>(b) * stride + i]); }
+  int smid(int b) const { return static_cast<int>(t[static_cast<size_t>(b) * stride]); }
+  // Block b's stage k (1 .. nbar: ending at barrier k; nbar + 1: the logits, ending at the end
+  // stamp): from its departure from the previous barrier (or its start) to its arrival, in us.
+  double begin(int b, int k) const { return at(b, 2 * k - 1); }
+  double end(int b, int k) const { return k <= nbar ? at(b, 2 * k) : at(b, 2 * nbar + 2); }
+  double work_us(int b, int k) const { return (end(b, k) - begin(b, k)) * us_per_tick; }
+};
+
+// One step of the ring engine with the timeline on (after one step without it), checked.
+Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, double clock_hz,
+                         const std::vector<unsigned>& share) {
+  Timeline tl;
+  tl.blocks = ring.blocks();
+  tl.layers = m.shape.layers;
+  tl.nbar = kBarriersPerLayer * m.shape.layers;
+  tl.stride = tl_stride(m.shape.layers);
+  tl.us_per_tick = 1e6 / clock_hz;
+  tl.share = share;
+  tl.t.assign(static_cast<size_t>(tl.blocks) * tl.stride, 0);
+  unsigned long long* d = device_alloc<unsigned long long>(tl.t.size());
+  CHECK_CUDA(cudaMemsetAsync(d, 0, tl.t.size() * sizeof(unsigned long long), st));
+  ring.launch(st, kStAll, 0);
+  ring.set_timeline(d);
+  ring.launch(st, kStAll, 0);
+  ring.set_timeline(nullptr);
+  check_spins(m, "timeline");
+  CHECK_CUDA(cudaMemcpy(tl.t.data(), d, tl.t.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaFree(d));
+  for (int b = 0; b < tl.blocks; ++b)
+    for (int k = 1; k <= tl.nbar + 1; ++k)
+      if (tl.at(b, 2 * k - 1) == 0 || (k <= tl.nbar && tl.at(b, 2 * k) == 0) || tl.end(b, k) < tl.begin(b, k))
+        FAIL("%s: the timeline of block %d lacks (or misorders) its stamps of stage %d", m.shape.name, b, k);
+  return tl;
+}
+
+// The GEMV of stage k (1-based, as in Timeline), rows and K; rows 0 for the attention stage.
+void stage_gemv(const Model& m, const Timeline& tl, int k, int* rows, int* K) {
+  const Shape& s = m.shape;
+  *rows = 0;
+  *K = s.hidden;
+  if (k > tl.nbar) {
+    *rows = s.vocab;
+    return;
+  }
+  switch ((k - 1) % kBarriersPerLayer) {
+    case 0: *rows = m.q_dim + 2 * m.kv_dim; break;
+    case 2: *rows = s.hidden, *K = m.q_dim; break;
+    case 3: *rows = 2 * s.mlp; break;
+    case 4: *rows = s.hidden, *K = s.mlp; break;
+    default: break;
+  }
+}
+// Bytes of weights block b streamed in stage k (pair_range, as the kernel splits them).
+double block_stage_bytes(const Model& m, const Timeline& tl, int b, int k) {
+  int rows, K, p0, np;
+  stage_gemv(m, tl, k, &rows, &K);
+  if (rows == 0) return 0;
+  pair_range(rows / 2, k - 1, b, tl.blocks, tl.share.empty() ? nullptr : tl.share.data(), tl.smid(b), &p0, &np);
+  return 2.0 * np * K * sizeof(uint16_t);
+}
+// The big GEMV stages (QKV, gate/up, down, logits: at least 8 pieces per block), whose per-block
+// times say how fast each SM receives its bytes.
+bool rate_stage(const Timeline& tl, int k) {
+  if (k > tl.nbar) return true;
+  const int kind = (k - 1) % kBarriersPerLayer;
+  return kind == 0 || kind == 3 || kind == 4;
+}
+// Per SM: its time in the big GEMV stages of the given parity of layer (-1: all), over the bytes
+// it streamed there (us per MB).
+std::vector<double> us_per_mb(const Model& m, const Timeline& tl, int parity) {
+  std::vector<double> r(tl.blocks);
+  for (int b = 0; b < tl.blocks; ++b) {
+    double us = 0, bytes = 0;
+    for (int k = 1; k <= tl.nbar; ++k)
+      if (rate_stage(tl, k) && (parity < 0 || ((k - 1) / kBarriersPerLayer) % 2 == parity)) {
+        us += tl.work_us(b, k);
+        bytes += block_stage_bytes(m, tl, b, k);
+      }
+    r[b] = us / (bytes / 1e6);
+  }
+  return r;
+}
+double pearson(const std::vector<double>& x, const std::vector<double>& y) {
+  const size_t n = x.size();
+  double mx = 0, my = 0;
+  for (size_t i = 0; i < n; ++i) mx += x[i] / n, my += y[i] / n;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx), syy += (y[i] - my) * (y[i] - my);
+  return sxy / std::sqrt(sxx * syy);
+}
+// The next share table: each SM's share scaled by (mean time per MB / its time per MB)^0.7 (damped,
+// so a time that is partly fixed latency does not swing it), clamped to [1 / kShareMax, kShareMax]
+// x the even share, renormalised; laid out in SM order as [begin, end) in 2^-24 of the pairs.
+std::vector<unsigned> next_share(const Model& m, const Timeline& tl) {
+  const std::vector<double> r = us_per_mb(m, tl, -1);
+  double mean = 0;
+  for (double x : r) mean += x / r.size();
+  std::vector<double> w(kMaxSmid, 0.0);
+  for (int b = 0; b < tl.blocks; ++b) {
+    if (tl.smid(b) < 0 || tl.smid(b) >= kMaxSmid) FAIL("%s: SM id %d out of the share table's range", m.shape.name, tl.smid(b));
+    const double old = tl.share.empty() ? 1.0 : (tl.share[2 * tl.smid(b) + 1] - tl.share[2 * tl.smid(b)]) * double(tl.blocks) / kShareOne;
+    w[tl.smid(b)] = std::min(kShareMax / 1.05, std::max(1.05 / kShareMax, old * std::pow(mean / r[b], 0.7)));
+  }
+  double sum = 0;
+  for (double x : w) sum += x;
+  std::vector<unsigned> share(2 * kMaxSmid, 0);
+  double acc = 0;
+  for (int s = 0; s < kMaxSmid; ++s) {
+    share[2 * s] = static_cast<unsigned>(std::llround(acc / sum * kShareOne));
+    acc += w[s];
+    share[2 * s + 1] = static_cast<unsigned>(std::llround(acc / sum * kShareOne));
+  }
+  return share;
+}
+
+// Where one timeline step's time goes, per stage kind summed over layers. With D the median
+// departure from a barrier and A the arrivals at the next: work = median A - previous D (the
+// median block's stage), skew = last A - median A (the slowest block beyond it), barrier = D -
+// last A. The three add up to the step. Rows into the experiment's table; the per-SM rate
+// spread and its stability (even against odd layers) into a second table.
+void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const std::string& mode, const StageBytes& sb,
+                     double ceiling_gbps) {
+  static const char* const kinds[] = {"qkv_rope_append", "attention_combine", "o_proj_residual", "gate_up_silu",
+                                      "down_residual", "logits_argmax"};
+  const double stage_mb[] = {sb.qkv, sb.attn, sb.o, sb.gate_up, sb.down, sb.logits};
+  double work[6] = {}, skew[6] = {}, bar[6] = {};
+  int count[6] = {};
+  std::vector<double> v(tl.blocks);
+  auto med = [&](auto f) {
+    for (int b = 0; b < tl.blocks; ++b) v[b] = f(b);
+    return median_of(v);
+  };
+  auto mx = [&](auto f) {
+    double r = -INFINITY;
+    for (int b = 0; b < tl.blocks; ++b) r = std::max(r, f(b));
+    return r;
+  };
+  double d_prev = med([&](int b) { return tl.at(b, 1); });
+  const double d_first = d_prev;
+  for (int k = 1; k <= tl.nbar + 1; ++k) {
+    const int kind = k > tl.nbar ? 5 : (k - 1) % kBarriersPerLayer;
+    const double a_med = med([&](int b) { return tl.end(b, k); }), a_max = mx([&](int b) { return tl.end(b, k); });
+    const double d = k > tl.nbar ? a_max : med([&](int b) { return tl.at(b, 2 * k + 1); });
+    work[kind] += (a_med - d_prev) * tl.us_per_tick;
+    skew[kind] += (a_max - a_med) * tl.us_per_tick;
+    bar[kind] += (d - a_max) * tl.us_per_tick;
+    ++count[kind];
+    d_prev = d;
+  }
+  const double step_us = (d_prev - d_first) * tl.us_per_tick;
+  const std::string title = "persistent_ring timeline: one step's barrier arrivals and departures per block, by stage kind "
+                            "(work: the median block; skew: the slowest block beyond it; barrier: last arrival to the "
+                            "median departure; summed over layers)";
+  for (int i = 0; i < 6; ++i) {
+    Row row;
+    row.add("model", m.shape.name)
+        .add("mode", mode)
+        .add("stage", kinds[i])
+        .add("stages", count[i])
+        .add("floor_us", stage_mb[i] / (ceiling_gbps * 1e3), 1, "floor µs")
+        .add("work_us", work[i], 1, "work µs")
+        .add("skew_us", skew[i], 1, "skew µs")
+        .add("barrier_us", bar[i], 1, "barrier µs")
+        .add("total_us", work[i] + skew[i] + bar[i], 1, "total µs")
+        .add("fraction_of_step", (work[i] + skew[i] + bar[i]) / step_us, 3, "of step");
+    ex.add(title, row);
+  }
+  // The attention stage per layer: the items (median and slowest block, to their count) and
+  // the combine (the last combining block, from its count to its arrival).
+  double items_med = 0, items_max = 0, combine = 0;
+  for (int l = 0; l < tl.layers; ++l) {
+    const int k = l * kBarriersPerLayer + 2;
+    std::vector<double> it;
+    double cmax = 0, imax = 0;
+    for (int b = 0; b < tl.blocks; ++b) {
+      const double s0 = tl.at(b, 2 * tl.nbar + 3 + 2 * l), s1 = tl.at(b, 2 * tl.nbar + 4 + 2 * l), st = tl.begin(b, k);
+      if (s0 > 0) it.push_back((s0 - st) * tl.us_per_tick);
+      if (s1 > 0) {
+        it.push_back((s1 - st) * tl.us_per_tick);
+        cmax = std::max(cmax, (tl.end(b, k) - s1) * tl.us_per_tick);
+      }
+      imax = std::max(imax, std::max(s0, s1) > 0 ? (std::max(s0, s1) - st) * tl.us_per_tick : 0.0);
+    }
+    items_med += median_of(it) / tl.layers;
+    items_max += imax / tl.layers;
+    combine += cmax / tl.layers;
+  }
+  // Per SM: time per MB in the big GEMV stages; its spread, and whether the slow SMs of even
+  // layers are the slow ones of odd layers (a property of the SM, not of the moment).
+  const std::vector<double> all = us_per_mb(m, tl, -1), even = us_per_mb(m, tl, 0), odd = us_per_mb(m, tl, 1);
+  const double lo = *std::min_element(all.begin(), all.end()), hi = *std::max_element(all.begin(), all.end());
+  std::vector<int> slow_count(kMaxSmid, 0);
+  int nstages = 0;
+  for (int k = 1; k <= tl.nbar + 1; ++k) {
+    if (!rate_stage(tl, k)) continue;
+    int sb_ = 0;
+    for (int b = 1; b < tl.blocks; ++b)
+      if (tl.end(b, k) > tl.end(sb_, k)) sb_ = b;
+    ++slow_count[tl.smid(sb_)];
+    ++nstages;
+  }
+  const int top = static_cast<int>(std::max_element(slow_count.begin(), slow_count.end()) - slow_count.begin());
+  Row row;
+  row.add("model", m.shape.name)
+      .add("mode", mode)
+      .add("step_us", step_us, 1, "step µs (timeline)")
+      .add("attn_items_us", items_med, 2, "attention items µs/layer (median block)")
+      .add("attn_items_max_us", items_max, 2, "slowest item µs/layer")
+      .add("attn_combine_us", combine, 2, "combine µs/layer")
+      .add("sm_gbps_min", 1e3 / hi, 1, "slowest SM GB/s")
+      .add("sm_gbps_max", 1e3 / lo, 1, "fastest SM GB/s")
+      .add("sm_rate_corr_even_odd", pearson(even, odd), 2, "SM time/MB corr. even vs odd layers")
+      .add("slowest_sm", top, -1, "most often slowest SM")
+      .add("slowest_sm_share", slow_count[top] / double(nstages), 2, "of big stages");
+  ex.add("persistent_ring timeline: the attention stage per layer, and the SMs' rates in the big GEMV stages (QKV, "
+         "gate/up, down, logits; bytes of the block's pairs over its time from departure to arrival)",
+         row);
+}
+
 struct RunOptions {
   TimingPlan plan;
   unsigned prefetch_bytes;
@@ -1870,6 +2158,7 @@ struct RunOptions {
   int ring_slots;     // 0: as many as fit
   bool breakdown;     // the stage-alone and launch-kind tables (not under a sanitizer)
   unsigned long long timeout_ticks;
+  double clock_hz;    // the constant-rate clock (the timeline's stamps)
   double ceiling_gbps;
   std::string prediction_text;  // report.json, or empty
   std::string prediction_path;
@@ -1964,6 +2253,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // under a sanitizer every mode's code path runs), each mode validated before it is timed; the
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
+  unsigned* d_share = nullptr;  // the weighted partition's table (freed at the end of the model)
   if (ring) {
     for (int mode = 0; mode < 4; ++mode) {
       ring->set_ring_mode(mode);
@@ -1976,6 +2266,33 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (size_t i = 1; i < ring_sweep.size(); ++i)
       if (ring_sweep[i].second.median < ring_sweep[best].second.median) best = i;
     ring->set_ring_mode(ring_sweep[best].first);
+    // The timeline of the best mode, then the rate-weighted partition: each SM's share of every
+    // stage set from its measured time per MB (two rounds, each from a timeline step under the
+    // previous table), validated, and timed side by side with the best even split.
+    const int even_mode = ring_sweep[best].first;
+    Timeline tl = record_timeline(m, *ring, st, o.clock_hz, {});
+    report_timeline(ex, m, tl, ring_mode_name(even_mode), sb, o.ceiling_gbps);
+    d_share = device_alloc<unsigned>(2 * kMaxSmid);
+    ring->set_share(d_share);
+    ring->set_ring_mode(even_mode | kRingWeighted);
+    for (int round = 0; round < 2; ++round) {
+      const std::vector<unsigned> share = next_share(m, tl);
+      CHECK_CUDA(cudaMemcpy(d_share, share.data(), share.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
+      tl = record_timeline(m, *ring, st, o.clock_hz, share);
+    }
+    report_timeline(ex, m, tl, ring_mode_name(even_mode | kRingWeighted), sb, o.ceiling_gbps);
+    say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(even_mode | kRingWeighted).c_str());
+    validate(ex, m, ref, "persistent_ring " + ring_mode_name(even_mode | kRingWeighted), [&] { ring->launch(st, kStAll, 0); });
+    const Summary wt = time_steps([&](int) { ring->launch(st, kStAll, 0); }, o.plan, st);
+    check_spins(m, "ring weighted");
+    ring->set_ring_mode(even_mode);
+    const Summary again = time_steps([&](int) { ring->launch(st, kStAll, 0); }, o.plan, st);
+    check_spins(m, "ring even, again");
+    ring_sweep.push_back({even_mode | kRingWeighted, wt});
+    ex.note(std::string(s.name) + ": persistent_ring: " + ring_mode_name(even_mode | kRingWeighted) + " " + fmt(wt.median, 1) +
+            " us against " + ring_mode_name(even_mode) + " " + fmt(again.median, 1) + " us timed right after it (" +
+            fmt(ring_sweep[best].second.median, 1) + " us in the sweep)");
+    if (wt.median < again.median) ring->set_ring_mode(even_mode | kRingWeighted);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
   }
   for (auto& e : engines) {
@@ -2141,6 +2458,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   bool amb = false;
   for (auto& e : engines) amb = amb || e.v.ambiguous;
   sm.set(key + "_argmax_ambiguous", amb);
+  if (d_share) CHECK_CUDA(cudaFree(d_share));
 }
 
 }  // namespace
@@ -2208,6 +2526,7 @@ int main(int argc, char** argv) {
   o.ceiling_gbps = ceiling.gbps;
   const double hz = measure_const_clock_hz();
   o.timeout_ticks = static_cast<unsigned long long>(timeout_ms * 1e-3 * hz);
+  o.clock_hz = hz;
   o.prediction_path = prediction.empty() ? ex.results_dir() + "/report.json" : prediction;
   {
     std::ifstream in(o.prediction_path);
