@@ -99,11 +99,8 @@ struct DecodeArgs {
   int ring_slots;           // the ring engine's slots per warp (one 4 KB piece each)
   int ring_mode;            // the ring engine's RingMode bits
   // The timeline (null but in the one step that records it): per block, the constant-rate clock
-  // at each barrier's arrival and departure (tl_index, below).
+  // at each barrier's arrival and departure (tl_stride, below).
   unsigned long long* tl;
-  // The ring engine's rate-weighted partition (RingMode kRingWeighted): SM s takes the pairs
-  // [share[2s], share[2s + 1]) / 2^24 of every stage (null: the rotating even split).
-  const unsigned* share;
 };
 
 // Where a block's stamps sit in the timeline: [0] its SM, [1] kernel start, [2k] arrival at
@@ -112,26 +109,15 @@ struct DecodeArgs {
 // [2B + 4 + 2l] when that made it the KV head's combining block (whose combine then ends at its
 // arrival at the next barrier). 0: no stamp.
 __host__ __device__ constexpr int tl_stride(int layers) { return 2 * kBarriersPerLayer * layers + 3 + 2 * layers; }
-constexpr int kShareOne = 1 << 24;  // the share table's fixed point
-constexpr int kMaxSmid = 256;       // share entries: SM ids below this
+constexpr int kMaxSmid = 256;  // SM ids the timeline analysis expects (below this)
 
-// Pairs [p0, p0 + np) of a stage's `pairs` for block b of nb at stage st: the even split, its
-// ranges rotating with the stage (so no block holds the larger share every time), or the share
-// of this block's SM (smid) when a table is given. Host and device alike (the host's timeline
-// analysis counts each block's bytes with it).
-__host__ __device__ inline void pair_range(long long pairs, int st, int b, int nb, const unsigned* share, int smid, int* p0,
-                                           int* np) {
-  long long lo, hi;
-  if (share != nullptr) {
-    lo = (static_cast<long long>(share[2 * smid]) * pairs) >> 24;
-    hi = (static_cast<long long>(share[2 * smid + 1]) * pairs) >> 24;
-  } else {
-    const int rb = (b + st * 41) % nb;
-    lo = rb * pairs / nb;
-    hi = (rb + 1) * pairs / nb;
-  }
-  *p0 = static_cast<int>(lo);
-  *np = static_cast<int>(hi - lo);
+// Pairs [p0, p0 + np) of a stage's `pairs` for block b of nb at stage st: an even split whose
+// ranges rotate with the stage, so no block holds the larger share every time. Host and device
+// alike (the host's timeline analysis counts each block's bytes with it).
+__host__ __device__ inline void pair_range(long long pairs, int st, int b, int nb, int* p0, int* np) {
+  const int rb = (b + st * 41) % nb;
+  *p0 = static_cast<int>(rb * pairs / nb);
+  *np = static_cast<int>((rb + 1) * pairs / nb) - *p0;
 }
 
 __device__ __forceinline__ int sm_id() {
@@ -995,18 +981,19 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingWeighted = 4 };  // bits of DecodeArgs.ring_mode
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingRotate = 4, kRingL2Ahead = 8 };  // DecodeArgs.ring_mode bits
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
 struct RingStage {
   const __half* W;
   int K, p0, np, S;
+  int w0;  // the warp that takes the stage's first pair (pairs mode)
 };
 // Stage st of a launch: 5 per layer (QKV, attention, O, gate/up, down), then the logits.
 // The pair ranges rotate with the stage so no block holds the larger share every time.
 __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
-  RingStage r{nullptr, 0, 0, 0, 0};
+  RingStage r{nullptr, 0, 0, 0, 0, 0};
   const int nb = gridDim.x, b = blockIdx.x;
   const int l = st / kBarriersPerLayer, k = st % kBarriersPerLayer;
   const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
@@ -1023,16 +1010,32 @@ __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
     if (a.stages & kStDown) r.W = lw + a.off.down, rows = a.hidden, r.K = a.mlp;
   }
   if (rows == 0) return r;
-  const bool weighted = (a.ring_mode & kRingWeighted) && a.share != nullptr;
-  pair_range(rows / 2, st, b, nb, weighted ? a.share : nullptr, weighted ? sm_id() : 0, &r.p0, &r.np);
+  pair_range(rows / 2, st, b, nb, &r.p0, &r.np);
   r.S = r.K / kRingSeg;  // host contract: exact
   return r;
 }
 
+// The stages of a launch in order, each with the warp that takes its first pair: with kRingRotate
+// the deal of pairs to warps goes on round the block across stages (stage s + 1's first pair goes
+// to the warp after the one that took stage s's last), so a stage of fewer pairs than warps idles
+// different warps each time and every warp's ring carries about the same share of the step;
+// without it every stage starts at warp 0. Each walker visits each stage once (amortised O(1)).
+struct StageWalk {
+  int st = 0, w0 = 0;
+  __device__ RingStage at(const DecodeArgs& a, int target) {
+    const bool rotate = (a.ring_mode & kRingRotate) != 0;
+    for (; rotate && st < target; ++st) w0 = (w0 + ring_stage(a, st).np) % kRingWarps;
+    RingStage r = ring_stage(a, target);
+    r.w0 = rotate ? w0 : 0;
+    return r;
+  }
+};
+
 #if !defined(PORT_HIP)
 // Warp w's pieces of a stage, in order: piece (pair p, segment s) of the block's np pairs x S
 // segments. Two assignments (DecodeArgs.ring_mode bit kRingBalanced):
-//   pairs     warp w takes whole pairs w, w + 16, ...: with fewer than 16 pairs some warps idle;
+//   pairs     warp w takes whole pairs (w - w0) mod 16, + 16, ...: with fewer than 16 pairs some
+//             warps idle;
 //   balanced  warp w takes the w-th sixteenth of the np S pieces (whole pairs and cut pairs
 //             alike), so every warp streams the same bytes whatever np is.
 struct PieceCursor {
@@ -1048,10 +1051,10 @@ struct PieceCursor {
       step = 1;
       left = (warp + 1) * E / kRingWarps - e0;
     } else {
-      p = warp;
+      p = (warp - r.w0 + kRingWarps) % kRingWarps;
       s = 0;
       step = kRingWarps;
-      left = warp < r.np ? ((r.np - 1 - warp) / kRingWarps + 1) * r.S : 0;
+      left = p < r.np ? ((r.np - 1 - p) / kRingWarps + 1) * r.S : 0;
     }
   }
   __device__ void next(const RingStage& r) {
@@ -1063,47 +1066,74 @@ struct PieceCursor {
   }
 };
 
+// A warp's walk through its pieces of the whole launch, stage after stage (stages in which it
+// has none skipped).
+struct PieceFeed {
+  int st = 0, nst = 0;
+  PieceCursor c{};
+  RingStage r{};
+  StageWalk walk{};
+  __device__ void begin(const DecodeArgs& a, int warp, bool balanced) {
+    r = walk.at(a, st);
+    c.begin(r, warp, balanced);
+  }
+  __device__ void settle(const DecodeArgs& a, int warp, bool balanced) {
+    while (st < nst && c.left <= 0)
+      if (++st < nst) begin(a, warp, balanced);
+  }
+  __device__ void next(const DecodeArgs& a, int warp, bool balanced) {
+    c.next(r);
+    if (c.left <= 0) settle(a, warp, balanced);
+  }
+  __device__ bool done() const { return st >= nst; }
+  __device__ const __half* row0() const {
+    return r.W + static_cast<size_t>(2 * (r.p0 + c.p)) * r.K + static_cast<size_t>(c.s) * kRingSeg;
+  }
+};
+
 struct WarpRing {
   const DecodeArgs& a;
   __half* slots;
   unsigned long long* bars;
+  PieceFeed* ahead;  // kRingL2Ahead: lane 0's feed m pieces further on, in shared memory
   int m, warp, lane;
   int cslot = 0;
   unsigned cphase = 0, inflight = 0;
-  int ist = 0, nst = 0;
   bool balanced;
-  PieceCursor ic{};  // the issuer's next piece in stage ist
-  RingStage irs{};
-  __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, int m_, int nst_)
-      : a(a_), slots(slots_), bars(bars_), m(m_), warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes), nst(nst_),
-        balanced((a_.ring_mode & kRingBalanced) != 0) {
-    begin_stage();
-    settle();
-  }
-  __device__ void begin_stage() {
-    irs = ring_stage(a, ist);
-    ic.begin(irs, warp, balanced);
-  }
-  // Move the issuer past stages in which this warp has no piece left.
-  __device__ void settle() {
-    while (ist < nst && ic.left <= 0)
-      if (++ist < nst) begin_stage();
+  PieceFeed fill{};  // the next piece to copy into a slot
+  __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, PieceFeed* ahead_, int m_, int nst)
+      : a(a_), slots(slots_), bars(bars_), ahead((a_.ring_mode & kRingL2Ahead) ? ahead_ : nullptr), m(m_),
+        warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes), balanced((a_.ring_mode & kRingBalanced) != 0) {
+    fill.nst = nst;
+    fill.begin(a, warp, balanced);
+    fill.settle(a, warp, balanced);
+    if (ahead != nullptr && lane == 0) {
+      *ahead = fill;
+      for (int i = 0; i < m && !ahead->done(); ++i) ahead->next(a, warp, balanced);
+    }
   }
   // The warp's next piece into `slot` (free: never issued, or its last piece read by every lane).
+  // With kRingL2Ahead, lane 0 also asks L2 for the piece m further on (the one this slot will
+  // take next), so that copy finds its bytes in L2: the ring's reach into DRAM is 2m pieces.
   __device__ void issue(int slot) {
-    if (ist >= nst) return;
+    if (fill.done()) return;
     if (lane == 0) {
       const unsigned dst = smem_u32(slots + static_cast<size_t>(slot) * (kRingPieceBytes / 2));
       const unsigned bar = smem_u32(&bars[slot]);
-      const __half* row0 = irs.W + static_cast<size_t>(2 * (irs.p0 + ic.p)) * irs.K + static_cast<size_t>(ic.s) * kRingSeg;
+      const __half* row0 = fill.row0();
       bulk_refill_fence();  // the lanes' reads of the slot's last piece come before the overwrite
       bulk_arm(bar, kRingPieceBytes);
       bulk_copy_to(dst, row0, kRingPieceBytes / 2, bar);
-      bulk_copy_to(dst + kRingPieceBytes / 2, row0 + irs.K, kRingPieceBytes / 2, bar);
+      bulk_copy_to(dst + kRingPieceBytes / 2, row0 + fill.r.K, kRingPieceBytes / 2, bar);
+      if (ahead != nullptr && !ahead->done()) {
+        const __half* p0 = ahead->row0();
+        l2_prefetch(p0, kRingPieceBytes / 2);
+        l2_prefetch(p0 + ahead->r.K, kRingPieceBytes / 2);
+        ahead->next(a, warp, balanced);
+      }
     }
     ++inflight;
-    ic.next(irs);
-    if (ic.left <= 0) settle();
+    fill.next(a, warp, balanced);
   }
   __device__ void start() {
     for (int i = 0; i < m; ++i) issue(i);
@@ -1193,6 +1223,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   __shared__ float s_bv[kRingWarps];
   __shared__ int s_bi[kRingWarps];
   __shared__ int s_stop, s_last;
+  __shared__ PieceFeed s_ahead[kRingWarps];
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
   if (threadIdx.x == 0) {
@@ -1202,9 +1233,10 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     bulk_bar_init_fence();
   }
   __syncthreads();
-  WarpRing q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, m,
+  WarpRing q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, &s_ahead[warp], m,
              kBarriersPerLayer * a.layers + 1);
   q.start();
+  StageWalk walk;  // the consumer's walk (the same stages, so the same first warps, as the feeds')
   int k = 0;
   auto sync_or_drain = [&](int layer, int where) -> bool {
     if (grid_barrier(a, ++k, layer, where, &s_stop)) return true;
@@ -1215,7 +1247,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   for (int l = 0; l < a.layers; ++l) {
     const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
     const int st = l * kBarriersPerLayer;
-    RingStage r = ring_stage(a, st);
+    RingStage r = walk.at(a, st);
     if (r.W) {
       const __half* emb_row = l == 0 ? a.emb + static_cast<size_t>(a.token) * H : nullptr;
       if (l == 0)
@@ -1235,26 +1267,26 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         if (combine) attention_combine<HD>(a, item / a.chunks);
       }
     if (!sync_or_drain(l, 1)) return;
-    r = ring_stage(a, st + 2);
+    r = walk.at(a, st + 2);
     if (r.W) {
       stage_copy(sm, a.attn, a.q_dim);
       ring_gemv(q, r, sm, add_resid);
     }
     if (!sync_or_drain(l, 2)) return;
-    r = ring_stage(a, st + 3);
+    r = walk.at(a, st + 3);
     if (r.W) {
       stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps);
       ring_gemv(q, r, sm, [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
     }
     if (!sync_or_drain(l, 3)) return;
-    r = ring_stage(a, st + 4);
+    r = walk.at(a, st + 4);
     if (r.W) {
       stage_copy(sm, a.h, a.mlp);
       ring_gemv(q, r, sm, add_resid);
     }
     if (!sync_or_drain(l, 4)) return;
   }
-  const RingStage r = ring_stage(a, kBarriersPerLayer * a.layers);
+  const RingStage r = walk.at(a, kBarriersPerLayer * a.layers);
   if (r.W) {
     stage_rmsnorm(sm, red, a.resid, nullptr, a.final_gain, H, a.eps);
     float bv = -INFINITY;
@@ -1317,9 +1349,8 @@ constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the che
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingWeighted) ? "+weighted" : "");
+         ((mode & kRingRotate) ? "+rotate" : "") + ((mode & kRingL2Ahead) ? "+l2_ahead" : "");
 }
-constexpr double kShareMax = 1.25;  // a weighted share is at most this many times the even one
 
 LayerLayout layout_of(const Shape& s) {
   const size_t H = s.hidden, q = static_cast<size_t>(s.heads) * s.hd, kv = static_cast<size_t>(s.kv_heads) * s.hd;
@@ -1784,9 +1815,7 @@ class Persistent {
       for (auto& g : gemvs) {
         if (g.K % kRingSeg != 0)
           FAIL("refusing the ring engine: a GEMV with K = %d does not cut into pieces of %d columns", g.K, kRingSeg);
-        // The most pairs a block takes: the even split's, or a weighted share's (kShareMax).
-        const size_t pairs = static_cast<size_t>(std::ceil(kShareMax * (g.rows / 2) / blocks_)) + 1,
-                     pieces = pairs * (g.K / kRingSeg);
+        const size_t pairs = (g.rows / 2 + blocks_ - 1) / blocks_, pieces = pairs * (g.K / kRingSeg);
         const size_t need = (static_cast<size_t>(g.K) + 2 * pieces) * sizeof(float);
         if (need > smem_) smem_ = need;
       }
@@ -1828,7 +1857,6 @@ class Persistent {
     CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
   }
   void set_timeline(unsigned long long* tl) { base_.tl = tl; }
-  void set_share(const unsigned* share) { base_.share = share; }
   int blocks() const { return blocks_; }
   int threads() const { return threads_; }
   int slots() const { return slots_; }
@@ -1930,7 +1958,6 @@ struct Timeline {
   int blocks = 0, stride = 0, nbar = 0, layers = 0;
   double us_per_tick = 0;
   std::vector<unsigned long long> t;
-  std::vector<unsigned> share;  // the share table the step ran with (empty: the even split)
   double at(int b, int i) const { return static_cast<double>(t[static_cast<size_t>(b) * stride + i]); }
   int smid(int b) const { return static_cast<int>(t[static_cast<size_t>(b) * stride]); }
   // Block b's stage k (1 .. nbar: ending at barrier k; nbar + 1: the logits, ending at the end
@@ -1941,15 +1968,13 @@ struct Timeline {
 };
 
 // One step of the ring engine with the timeline on (after one step without it), checked.
-Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, double clock_hz,
-                         const std::vector<unsigned>& share) {
+Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, double clock_hz) {
   Timeline tl;
   tl.blocks = ring.blocks();
   tl.layers = m.shape.layers;
   tl.nbar = kBarriersPerLayer * m.shape.layers;
   tl.stride = tl_stride(m.shape.layers);
   tl.us_per_tick = 1e6 / clock_hz;
-  tl.share = share;
   tl.t.assign(static_cast<size_t>(tl.blocks) * tl.stride, 0);
   unsigned long long* d = device_alloc<unsigned long long>(tl.t.size());
   CHECK_CUDA(cudaMemsetAsync(d, 0, tl.t.size() * sizeof(unsigned long long), st));
@@ -1989,7 +2014,7 @@ double block_stage_bytes(const Model& m, const Timeline& tl, int b, int k) {
   int rows, K, p0, np;
   stage_gemv(m, tl, k, &rows, &K);
   if (rows == 0) return 0;
-  pair_range(rows / 2, k - 1, b, tl.blocks, tl.share.empty() ? nullptr : tl.share.data(), tl.smid(b), &p0, &np);
+  pair_range(rows / 2, k - 1, b, tl.blocks, &p0, &np);
   return 2.0 * np * K * sizeof(uint16_t);
 }
 // The big GEMV stages (QKV, gate/up, down, logits: at least 8 pieces per block), whose per-block
@@ -2022,31 +2047,6 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
   for (size_t i = 0; i < n; ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx), syy += (y[i] - my) * (y[i] - my);
   return sxy / std::sqrt(sxx * syy);
 }
-// The next share table: each SM's share scaled by (mean time per MB / its time per MB)^0.7 (damped,
-// so a time that is partly fixed latency does not swing it), clamped to [1 / kShareMax, kShareMax]
-// x the even share, renormalised; laid out in SM order as [begin, end) in 2^-24 of the pairs.
-std::vector<unsigned> next_share(const Model& m, const Timeline& tl) {
-  const std::vector<double> r = us_per_mb(m, tl, -1);
-  double mean = 0;
-  for (double x : r) mean += x / r.size();
-  std::vector<double> w(kMaxSmid, 0.0);
-  for (int b = 0; b < tl.blocks; ++b) {
-    if (tl.smid(b) < 0 || tl.smid(b) >= kMaxSmid) FAIL("%s: SM id %d out of the share table's range", m.shape.name, tl.smid(b));
-    const double old = tl.share.empty() ? 1.0 : (tl.share[2 * tl.smid(b) + 1] - tl.share[2 * tl.smid(b)]) * double(tl.blocks) / kShareOne;
-    w[tl.smid(b)] = std::min(kShareMax / 1.05, std::max(1.05 / kShareMax, old * std::pow(mean / r[b], 0.7)));
-  }
-  double sum = 0;
-  for (double x : w) sum += x;
-  std::vector<unsigned> share(2 * kMaxSmid, 0);
-  double acc = 0;
-  for (int s = 0; s < kMaxSmid; ++s) {
-    share[2 * s] = static_cast<unsigned>(std::llround(acc / sum * kShareOne));
-    acc += w[s];
-    share[2 * s + 1] = static_cast<unsigned>(std::llround(acc / sum * kShareOne));
-  }
-  return share;
-}
-
 // Where one timeline step's time goes, per stage kind summed over layers. With D the median
 // departure from a barrier and A the arrivals at the next: work = median A - previous D (the
 // median block's stage), skew = last A - median A (the slowest block beyond it), barrier = D -
@@ -2253,9 +2253,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // under a sanitizer every mode's code path runs), each mode validated before it is timed; the
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
-  unsigned* d_share = nullptr;  // the weighted partition's table (freed at the end of the model)
   if (ring) {
-    for (int mode = 0; mode < 4; ++mode) {
+    const int modes[] = {0, kRingBalanced, kRingPreloadKv, kRingBalanced | kRingPreloadKv, kRingPreloadKv | kRingRotate,
+                         kRingPreloadKv | kRingL2Ahead, kRingPreloadKv | kRingRotate | kRingL2Ahead};
+    for (int mode : modes) {
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
       validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
@@ -2266,33 +2267,14 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (size_t i = 1; i < ring_sweep.size(); ++i)
       if (ring_sweep[i].second.median < ring_sweep[best].second.median) best = i;
     ring->set_ring_mode(ring_sweep[best].first);
-    // The timeline of the best mode, then the rate-weighted partition: each SM's share of every
-    // stage set from its measured time per MB (two rounds, each from a timeline step under the
-    // previous table), validated, and timed side by side with the best even split.
-    const int even_mode = ring_sweep[best].first;
-    Timeline tl = record_timeline(m, *ring, st, o.clock_hz, {});
-    report_timeline(ex, m, tl, ring_mode_name(even_mode), sb, o.ceiling_gbps);
-    d_share = device_alloc<unsigned>(2 * kMaxSmid);
-    ring->set_share(d_share);
-    ring->set_ring_mode(even_mode | kRingWeighted);
-    for (int round = 0; round < 2; ++round) {
-      const std::vector<unsigned> share = next_share(m, tl);
-      CHECK_CUDA(cudaMemcpy(d_share, share.data(), share.size() * sizeof(unsigned), cudaMemcpyHostToDevice));
-      tl = record_timeline(m, *ring, st, o.clock_hz, share);
+    // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
+    // when another mode won: what the kept mode changed, stage by stage.
+    const int kept = ring->ring_mode();
+    for (int mode : {static_cast<int>(kRingPreloadKv), kept}) {
+      if (mode == kRingPreloadKv && kept == kRingPreloadKv) continue;
+      ring->set_ring_mode(mode);
+      report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
     }
-    report_timeline(ex, m, tl, ring_mode_name(even_mode | kRingWeighted), sb, o.ceiling_gbps);
-    say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(even_mode | kRingWeighted).c_str());
-    validate(ex, m, ref, "persistent_ring " + ring_mode_name(even_mode | kRingWeighted), [&] { ring->launch(st, kStAll, 0); });
-    const Summary wt = time_steps([&](int) { ring->launch(st, kStAll, 0); }, o.plan, st);
-    check_spins(m, "ring weighted");
-    ring->set_ring_mode(even_mode);
-    const Summary again = time_steps([&](int) { ring->launch(st, kStAll, 0); }, o.plan, st);
-    check_spins(m, "ring even, again");
-    ring_sweep.push_back({even_mode | kRingWeighted, wt});
-    ex.note(std::string(s.name) + ": persistent_ring: " + ring_mode_name(even_mode | kRingWeighted) + " " + fmt(wt.median, 1) +
-            " us against " + ring_mode_name(even_mode) + " " + fmt(again.median, 1) + " us timed right after it (" +
-            fmt(ring_sweep[best].second.median, 1) + " us in the sweep)");
-    if (wt.median < again.median) ring->set_ring_mode(even_mode | kRingWeighted);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
   }
   for (auto& e : engines) {
@@ -2458,7 +2440,6 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   bool amb = false;
   for (auto& e : engines) amb = amb || e.v.ambiguous;
   sm.set(key + "_argmax_ambiguous", amb);
-  if (d_share) CHECK_CUDA(cudaFree(d_share));
 }
 
 }  // namespace
@@ -2514,7 +2495,8 @@ int main(int argc, char** argv) {
                   ex.sm_count(), kPersistentThreads, kBarriersPerLayer * s->layers,
                   o.sweep_prefetch ? "swept over 0, 32, 64, 128 KB per block" : (std::to_string(prefetch_kb) + " KB per block").c_str());
       std::printf("%s: engine persistent_ring (sm_90): %d blocks x %d threads, %s 4 KB shared-memory slots per warp; "
-                  "piece assignment {pairs, balanced} x K/V preload {off, on} swept, best kept\n",
+                  "piece assignment {pairs, balanced} x K/V preload {off, on}, and pairs+kv_preload with the deal rotating across "
+                  "stages and/or L2 prefetch one ring ahead swept, best kept; one step's timeline of the kept mode\n",
                   s->name, ex.sm_count(), kRingThreads, ring_slots ? std::to_string(ring_slots).c_str() : "as many");
       if (o.breakdown)
         std::printf("%s: stages alone: barriers only + 6 stage kinds (headline persistent engine), 11 launch kinds (stream)\n", s->name);
