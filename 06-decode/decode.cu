@@ -107,8 +107,13 @@ struct DecodeArgs {
 // grid barrier k and [2k + 1] departure from it (k = 1 .. B, B = barriers per launch), [2B + 2]
 // the end, then per layer l: its attention item done and counted, at [2B + 3 + 2l], or at
 // [2B + 4 + 2l] when that made it the KV head's combining block (whose combine then ends at its
-// arrival at the next barrier). 0: no stamp.
-__host__ __device__ constexpr int tl_stride(int layers) { return 2 * kBarriersPerLayer * layers + 3 + 2 * layers; }
+// arrival at the next barrier); then per stage k = 1 .. B + 1 (B + 1: the logits) with a GEMV,
+// at tl_gemv(L, k): its prologue done (x in shared memory), and at tl_gemv(L, k) + 1 its last
+// piece summed by every warp (the epilogue follows). 0: no stamp.
+__host__ __device__ constexpr int tl_gemv(int layers, int k) {
+  return 2 * kBarriersPerLayer * layers + 3 + 2 * layers + 2 * (k - 1);
+}
+__host__ __device__ constexpr int tl_stride(int layers) { return tl_gemv(layers, kBarriersPerLayer * layers + 2); }
 constexpr int kMaxSmid = 256;  // SM ids the timeline analysis expects (below this)
 
 // Pairs [p0, p0 + np) of a stage's `pairs` for block b of nb at stage st: an even split whose
@@ -981,19 +986,18 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingRotate = 4, kRingL2Ahead = 8 };  // DecodeArgs.ring_mode bits
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingMixed = 4 };  // bits of DecodeArgs.ring_mode
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
 struct RingStage {
   const __half* W;
   int K, p0, np, S;
-  int w0;  // the warp that takes the stage's first pair (pairs mode)
 };
 // Stage st of a launch: 5 per layer (QKV, attention, O, gate/up, down), then the logits.
 // The pair ranges rotate with the stage so no block holds the larger share every time.
 __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
-  RingStage r{nullptr, 0, 0, 0, 0, 0};
+  RingStage r{nullptr, 0, 0, 0, 0};
   const int nb = gridDim.x, b = blockIdx.x;
   const int l = st / kBarriersPerLayer, k = st % kBarriersPerLayer;
   const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
@@ -1015,32 +1019,19 @@ __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
   return r;
 }
 
-// The stages of a launch in order, each with the warp that takes its first pair: with kRingRotate
-// the deal of pairs to warps goes on round the block across stages (stage s + 1's first pair goes
-// to the warp after the one that took stage s's last), so a stage of fewer pairs than warps idles
-// different warps each time and every warp's ring carries about the same share of the step;
-// without it every stage starts at warp 0. Each walker visits each stage once (amortised O(1)).
-struct StageWalk {
-  int st = 0, w0 = 0;
-  __device__ RingStage at(const DecodeArgs& a, int target) {
-    const bool rotate = (a.ring_mode & kRingRotate) != 0;
-    for (; rotate && st < target; ++st) w0 = (w0 + ring_stage(a, st).np) % kRingWarps;
-    RingStage r = ring_stage(a, target);
-    r.w0 = rotate ? w0 : 0;
-    return r;
-  }
-};
-
 #if !defined(PORT_HIP)
 // Warp w's pieces of a stage, in order: piece (pair p, segment s) of the block's np pairs x S
-// segments. Two assignments (DecodeArgs.ring_mode bit kRingBalanced):
-//   pairs     warp w takes whole pairs (w - w0) mod 16, + 16, ...: with fewer than 16 pairs some
-//             warps idle;
+// segments. Two assignments (DecodeArgs.ring_mode bits):
+//   pairs     warp w takes whole pairs w, w + 16, ...: with fewer than 16 pairs some warps idle;
 //   balanced  warp w takes the w-th sixteenth of the np S pieces (whole pairs and cut pairs
 //             alike), so every warp streams the same bytes whatever np is.
+// kRingBalanced: balanced in every stage; kRingMixed: balanced in the stages where the block has
+// fewer pairs than warps (where pairs would leave warps, and their rings, idle), pairs elsewhere.
+// Every caller passes the same flag for a stage (the issuer and the consumer agree).
 struct PieceCursor {
   int p, s, step, left;  // pair, segment, pair step, pieces left
-  __device__ void begin(const RingStage& r, int warp, bool balanced) {
+  __device__ void begin(const RingStage& r, int warp, int mode) {
+    const bool balanced = (mode & kRingBalanced) || ((mode & kRingMixed) && r.np < kRingWarps);
     if (r.np <= 0) {
       p = s = left = 0;
       step = 1;
@@ -1051,10 +1042,10 @@ struct PieceCursor {
       step = 1;
       left = (warp + 1) * E / kRingWarps - e0;
     } else {
-      p = (warp - r.w0 + kRingWarps) % kRingWarps;
+      p = warp;
       s = 0;
       step = kRingWarps;
-      left = p < r.np ? ((r.np - 1 - p) / kRingWarps + 1) * r.S : 0;
+      left = warp < r.np ? ((r.np - 1 - warp) / kRingWarps + 1) * r.S : 0;
     }
   }
   __device__ void next(const RingStage& r) {
@@ -1066,74 +1057,47 @@ struct PieceCursor {
   }
 };
 
-// A warp's walk through its pieces of the whole launch, stage after stage (stages in which it
-// has none skipped).
-struct PieceFeed {
-  int st = 0, nst = 0;
-  PieceCursor c{};
-  RingStage r{};
-  StageWalk walk{};
-  __device__ void begin(const DecodeArgs& a, int warp, bool balanced) {
-    r = walk.at(a, st);
-    c.begin(r, warp, balanced);
-  }
-  __device__ void settle(const DecodeArgs& a, int warp, bool balanced) {
-    while (st < nst && c.left <= 0)
-      if (++st < nst) begin(a, warp, balanced);
-  }
-  __device__ void next(const DecodeArgs& a, int warp, bool balanced) {
-    c.next(r);
-    if (c.left <= 0) settle(a, warp, balanced);
-  }
-  __device__ bool done() const { return st >= nst; }
-  __device__ const __half* row0() const {
-    return r.W + static_cast<size_t>(2 * (r.p0 + c.p)) * r.K + static_cast<size_t>(c.s) * kRingSeg;
-  }
-};
-
 struct WarpRing {
   const DecodeArgs& a;
   __half* slots;
   unsigned long long* bars;
-  PieceFeed* ahead;  // kRingL2Ahead: lane 0's feed m pieces further on, in shared memory
   int m, warp, lane;
   int cslot = 0;
   unsigned cphase = 0, inflight = 0;
-  bool balanced;
-  PieceFeed fill{};  // the next piece to copy into a slot
-  __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, PieceFeed* ahead_, int m_, int nst)
-      : a(a_), slots(slots_), bars(bars_), ahead((a_.ring_mode & kRingL2Ahead) ? ahead_ : nullptr), m(m_),
-        warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes), balanced((a_.ring_mode & kRingBalanced) != 0) {
-    fill.nst = nst;
-    fill.begin(a, warp, balanced);
-    fill.settle(a, warp, balanced);
-    if (ahead != nullptr && lane == 0) {
-      *ahead = fill;
-      for (int i = 0; i < m && !ahead->done(); ++i) ahead->next(a, warp, balanced);
-    }
+  int ist = 0, nst = 0;
+  int mode;  // DecodeArgs.ring_mode
+  PieceCursor ic{};  // the issuer's next piece in stage ist
+  RingStage irs{};
+  __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, int m_, int nst_)
+      : a(a_), slots(slots_), bars(bars_), m(m_), warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes), nst(nst_),
+        mode(a_.ring_mode) {
+    begin_stage();
+    settle();
+  }
+  __device__ void begin_stage() {
+    irs = ring_stage(a, ist);
+    ic.begin(irs, warp, mode);
+  }
+  // Move the issuer past stages in which this warp has no piece left.
+  __device__ void settle() {
+    while (ist < nst && ic.left <= 0)
+      if (++ist < nst) begin_stage();
   }
   // The warp's next piece into `slot` (free: never issued, or its last piece read by every lane).
-  // With kRingL2Ahead, lane 0 also asks L2 for the piece m further on (the one this slot will
-  // take next), so that copy finds its bytes in L2: the ring's reach into DRAM is 2m pieces.
   __device__ void issue(int slot) {
-    if (fill.done()) return;
+    if (ist >= nst) return;
     if (lane == 0) {
       const unsigned dst = smem_u32(slots + static_cast<size_t>(slot) * (kRingPieceBytes / 2));
       const unsigned bar = smem_u32(&bars[slot]);
-      const __half* row0 = fill.row0();
+      const __half* row0 = irs.W + static_cast<size_t>(2 * (irs.p0 + ic.p)) * irs.K + static_cast<size_t>(ic.s) * kRingSeg;
       bulk_refill_fence();  // the lanes' reads of the slot's last piece come before the overwrite
       bulk_arm(bar, kRingPieceBytes);
       bulk_copy_to(dst, row0, kRingPieceBytes / 2, bar);
-      bulk_copy_to(dst + kRingPieceBytes / 2, row0 + fill.r.K, kRingPieceBytes / 2, bar);
-      if (ahead != nullptr && !ahead->done()) {
-        const __half* p0 = ahead->row0();
-        l2_prefetch(p0, kRingPieceBytes / 2);
-        l2_prefetch(p0 + ahead->r.K, kRingPieceBytes / 2);
-        ahead->next(a, warp, balanced);
-      }
+      bulk_copy_to(dst + kRingPieceBytes / 2, row0 + irs.K, kRingPieceBytes / 2, bar);
     }
     ++inflight;
-    fill.next(a, warp, balanced);
+    ic.next(irs);
+    if (ic.left <= 0) settle();
   }
   __device__ void start() {
     for (int i = 0; i < m; ++i) issue(i);
@@ -1172,12 +1136,15 @@ struct WarpRing {
 // order (the same order every run) and epi(row0, y0, y1) runs, every thread taking pairs in
 // turn: its global reads (the residual) are one L2 round trip per stage.
 // xs: this stage's x, FP32, K long; part follows it (2 np S floats).
+// tl_at: the timeline index of the stage's prologue stamp (tl_gemv), stamped on entry; the
+// next one is stamped once every warp is done.
 template <class Epi>
-__device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, float* xs, Epi&& epi) {
+__device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, float* xs, int tl_at, Epi&& epi) {
+  if (threadIdx.x == 0) tl_stamp(q.a, tl_at);
   const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
   float2* part = reinterpret_cast<float2*>(xs + r.K);  // host contract: K + 2 np S floats fit
   PieceCursor c;
-  c.begin(r, warp, q.balanced);
+  c.begin(r, warp, q.mode);
   float a0 = 0.f, b0 = 0.f, a1 = 0.f, b1 = 0.f;
   while (c.left > 0) {
     const __half* w = q.wait();
@@ -1200,6 +1167,7 @@ __device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, float
     c.next(r);
   }
   __syncthreads();
+  if (threadIdx.x == 0) tl_stamp(q.a, tl_at + 1);
   for (int t = threadIdx.x; t < r.np; t += blockDim.x) {
     float y0 = 0.f, y1 = 0.f;
     for (int j = 0; j < r.S; ++j) {
@@ -1223,7 +1191,6 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   __shared__ float s_bv[kRingWarps];
   __shared__ int s_bi[kRingWarps];
   __shared__ int s_stop, s_last;
-  __shared__ PieceFeed s_ahead[kRingWarps];
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
   if (threadIdx.x == 0) {
@@ -1233,10 +1200,9 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     bulk_bar_init_fence();
   }
   __syncthreads();
-  WarpRing q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, &s_ahead[warp], m,
+  WarpRing q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, m,
              kBarriersPerLayer * a.layers + 1);
   q.start();
-  StageWalk walk;  // the consumer's walk (the same stages, so the same first warps, as the feeds')
   int k = 0;
   auto sync_or_drain = [&](int layer, int where) -> bool {
     if (grid_barrier(a, ++k, layer, where, &s_stop)) return true;
@@ -1247,13 +1213,13 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   for (int l = 0; l < a.layers; ++l) {
     const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
     const int st = l * kBarriersPerLayer;
-    RingStage r = walk.at(a, st);
+    RingStage r = ring_stage(a, st);
     if (r.W) {
       const __half* emb_row = l == 0 ? a.emb + static_cast<size_t>(a.token) * H : nullptr;
       if (l == 0)
         for (int i = b * blockDim.x + threadIdx.x; i < H; i += nb * blockDim.x) a.resid[i] = __half2float(emb_row[i]);
       stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps);
-      ring_gemv(q, r, sm, [&](int row, float s0, float s1) { rope_append_pair(a, l, row, s0, s1); });
+      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 1), [&](int row, float s0, float s1) { rope_append_pair(a, l, row, s0, s1); });
     }
     KvRegs<HD> pre = kv_none<HD>();
     if ((a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items) kv_issue<HD>(a, l, b, pre, true);
@@ -1267,31 +1233,31 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         if (combine) attention_combine<HD>(a, item / a.chunks);
       }
     if (!sync_or_drain(l, 1)) return;
-    r = walk.at(a, st + 2);
+    r = ring_stage(a, st + 2);
     if (r.W) {
       stage_copy(sm, a.attn, a.q_dim);
-      ring_gemv(q, r, sm, add_resid);
+      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), add_resid);
     }
     if (!sync_or_drain(l, 2)) return;
-    r = walk.at(a, st + 3);
+    r = ring_stage(a, st + 3);
     if (r.W) {
       stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps);
-      ring_gemv(q, r, sm, [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
+      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
     }
     if (!sync_or_drain(l, 3)) return;
-    r = walk.at(a, st + 4);
+    r = ring_stage(a, st + 4);
     if (r.W) {
       stage_copy(sm, a.h, a.mlp);
-      ring_gemv(q, r, sm, add_resid);
+      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 5), add_resid);
     }
     if (!sync_or_drain(l, 4)) return;
   }
-  const RingStage r = walk.at(a, kBarriersPerLayer * a.layers);
+  const RingStage r = ring_stage(a, kBarriersPerLayer * a.layers);
   if (r.W) {
     stage_rmsnorm(sm, red, a.resid, nullptr, a.final_gain, H, a.eps);
     float bv = -INFINITY;
     int bi = 0x7fffffff;
-    ring_gemv(q, r, sm, [&](int row, float s0, float s1) {
+    ring_gemv(q, r, sm, tl_gemv(a.layers, kBarriersPerLayer * a.layers + 1), [&](int row, float s0, float s1) {
       *reinterpret_cast<float2*>(a.logits + row) = make_float2(s0, s1);
       keep_better(bv, bi, s0, row);
       keep_better(bv, bi, s1, row + 1);
@@ -1348,8 +1314,8 @@ constexpr float kEps = 1e-5f;
 constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the checked intermediates)
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
-  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingRotate) ? "+rotate" : "") + ((mode & kRingL2Ahead) ? "+l2_ahead" : "");
+  return std::string((mode & kRingBalanced) ? "balanced" : (mode & kRingMixed) ? "mixed" : "pairs") +
+         ((mode & kRingPreloadKv) ? "+kv_preload" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -1987,7 +1953,10 @@ Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, doub
   CHECK_CUDA(cudaFree(d));
   for (int b = 0; b < tl.blocks; ++b)
     for (int k = 1; k <= tl.nbar + 1; ++k)
-      if (tl.at(b, 2 * k - 1) == 0 || (k <= tl.nbar && tl.at(b, 2 * k) == 0) || tl.end(b, k) < tl.begin(b, k))
+      if (tl.at(b, 2 * k - 1) == 0 || (k <= tl.nbar && tl.at(b, 2 * k) == 0) || tl.end(b, k) < tl.begin(b, k) ||
+          ((k > tl.nbar || (k - 1) % kBarriersPerLayer != 1) &&
+           !(tl.begin(b, k) <= tl.at(b, tl_gemv(tl.layers, k)) && tl.at(b, tl_gemv(tl.layers, k)) <= tl.at(b, tl_gemv(tl.layers, k) + 1) &&
+             tl.at(b, tl_gemv(tl.layers, k) + 1) <= tl.end(b, k))))
         FAIL("%s: the timeline of block %d lacks (or misorders) its stamps of stage %d", m.shape.name, b, k);
   return tl;
 }
@@ -2057,7 +2026,7 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
   static const char* const kinds[] = {"qkv_rope_append", "attention_combine", "o_proj_residual", "gate_up_silu",
                                       "down_residual", "logits_argmax"};
   const double stage_mb[] = {sb.qkv, sb.attn, sb.o, sb.gate_up, sb.down, sb.logits};
-  double work[6] = {}, skew[6] = {}, bar[6] = {};
+  double work[6] = {}, skew[6] = {}, bar[6] = {}, pro[6] = {}, str[6] = {}, epi[6] = {};
   int count[6] = {};
   std::vector<double> v(tl.blocks);
   auto med = [&](auto f) {
@@ -2076,6 +2045,12 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
     const double a_med = med([&](int b) { return tl.end(b, k); }), a_max = mx([&](int b) { return tl.end(b, k); });
     const double d = k > tl.nbar ? a_max : med([&](int b) { return tl.at(b, 2 * k + 1); });
     work[kind] += (a_med - d_prev) * tl.us_per_tick;
+    if (kind != 1) {  // a GEMV stage: its median block's prologue, stream and epilogue
+      const int g = tl_gemv(tl.layers, k);
+      pro[kind] += med([&](int b) { return tl.at(b, g) - tl.begin(b, k); }) * tl.us_per_tick;
+      str[kind] += med([&](int b) { return tl.at(b, g + 1) - tl.at(b, g); }) * tl.us_per_tick;
+      epi[kind] += med([&](int b) { return tl.end(b, k) - tl.at(b, g + 1); }) * tl.us_per_tick;
+    }
     skew[kind] += (a_max - a_med) * tl.us_per_tick;
     bar[kind] += (d - a_max) * tl.us_per_tick;
     ++count[kind];
@@ -2093,6 +2068,9 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
         .add("stages", count[i])
         .add("floor_us", stage_mb[i] / (ceiling_gbps * 1e3), 1, "floor µs")
         .add("work_us", work[i], 1, "work µs")
+        .add("prologue_us", i == 1 ? NAN : pro[i], 1, "of it: prologue µs")
+        .add("stream_us", i == 1 ? NAN : str[i], 1, "stream µs")
+        .add("epilogue_us", i == 1 ? NAN : epi[i], 1, "epilogue µs")
         .add("skew_us", skew[i], 1, "skew µs")
         .add("barrier_us", bar[i], 1, "barrier µs")
         .add("total_us", work[i] + skew[i] + bar[i], 1, "total µs")
@@ -2254,8 +2232,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
   if (ring) {
-    const int modes[] = {0, kRingBalanced, kRingPreloadKv, kRingBalanced | kRingPreloadKv, kRingPreloadKv | kRingRotate,
-                         kRingPreloadKv | kRingL2Ahead, kRingPreloadKv | kRingRotate | kRingL2Ahead};
+    const int modes[] = {0, kRingBalanced, kRingPreloadKv, kRingBalanced | kRingPreloadKv, kRingMixed | kRingPreloadKv};
     for (int mode : modes) {
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
@@ -2495,8 +2472,8 @@ int main(int argc, char** argv) {
                   ex.sm_count(), kPersistentThreads, kBarriersPerLayer * s->layers,
                   o.sweep_prefetch ? "swept over 0, 32, 64, 128 KB per block" : (std::to_string(prefetch_kb) + " KB per block").c_str());
       std::printf("%s: engine persistent_ring (sm_90): %d blocks x %d threads, %s 4 KB shared-memory slots per warp; "
-                  "piece assignment {pairs, balanced} x K/V preload {off, on}, and pairs+kv_preload with the deal rotating across "
-                  "stages and/or L2 prefetch one ring ahead swept, best kept; one step's timeline of the kept mode\n",
+                  "piece assignment {pairs, balanced} x K/V preload {off, on}, and mixed+kv_preload (balanced where a stage has fewer "
+                  "pairs per block than warps) swept, best kept; one step's timeline of the kept mode\n",
                   s->name, ex.sm_count(), kRingThreads, ring_slots ? std::to_string(ring_slots).c_str() : "as many");
       if (o.breakdown)
         std::printf("%s: stages alone: barriers only + 6 stage kinds (headline persistent engine), 11 launch kinds (stream)\n", s->name);
