@@ -986,7 +986,7 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingMixed = 4 };  // bits of DecodeArgs.ring_mode
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2 };  // bits of DecodeArgs.ring_mode
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -1021,17 +1021,14 @@ __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
 
 #if !defined(PORT_HIP)
 // Warp w's pieces of a stage, in order: piece (pair p, segment s) of the block's np pairs x S
-// segments. Two assignments (DecodeArgs.ring_mode bits):
+// segments. Two assignments (DecodeArgs.ring_mode bit kRingBalanced):
 //   pairs     warp w takes whole pairs w, w + 16, ...: with fewer than 16 pairs some warps idle;
 //   balanced  warp w takes the w-th sixteenth of the np S pieces (whole pairs and cut pairs
 //             alike), so every warp streams the same bytes whatever np is.
-// kRingBalanced: balanced in every stage; kRingMixed: balanced in the stages where the block has
-// fewer pairs than warps (where pairs would leave warps, and their rings, idle), pairs elsewhere.
-// Every caller passes the same flag for a stage (the issuer and the consumer agree).
 struct PieceCursor {
   int p, s, step, left;  // pair, segment, pair step, pieces left
   __device__ void begin(const RingStage& r, int warp, int mode) {
-    const bool balanced = (mode & kRingBalanced) || ((mode & kRingMixed) && r.np < kRingWarps);
+    const bool balanced = (mode & kRingBalanced) != 0;
     if (r.np <= 0) {
       p = s = left = 0;
       step = 1;
@@ -1314,8 +1311,7 @@ constexpr float kEps = 1e-5f;
 constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the checked intermediates)
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
-  return std::string((mode & kRingBalanced) ? "balanced" : (mode & kRingMixed) ? "mixed" : "pairs") +
-         ((mode & kRingPreloadKv) ? "+kv_preload" : "");
+  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -2232,8 +2228,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
   if (ring) {
-    const int modes[] = {0, kRingBalanced, kRingPreloadKv, kRingBalanced | kRingPreloadKv, kRingMixed | kRingPreloadKv};
-    for (int mode : modes) {
+    for (int mode = 0; mode < 4; ++mode) {
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
       validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
@@ -2247,11 +2242,12 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
     // when another mode won: what the kept mode changed, stage by stage.
     const int kept = ring->ring_mode();
-    for (int mode : {static_cast<int>(kRingPreloadKv), kept}) {
-      if (mode == kRingPreloadKv && kept == kRingPreloadKv) continue;
+    for (int i = kept == kRingPreloadKv ? 1 : 0; i < 2; ++i) {
+      const int mode = i == 0 ? static_cast<int>(kRingPreloadKv) : kept;
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
     }
+    ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
   }
   for (auto& e : engines) {
@@ -2472,8 +2468,8 @@ int main(int argc, char** argv) {
                   ex.sm_count(), kPersistentThreads, kBarriersPerLayer * s->layers,
                   o.sweep_prefetch ? "swept over 0, 32, 64, 128 KB per block" : (std::to_string(prefetch_kb) + " KB per block").c_str());
       std::printf("%s: engine persistent_ring (sm_90): %d blocks x %d threads, %s 4 KB shared-memory slots per warp; "
-                  "piece assignment {pairs, balanced} x K/V preload {off, on}, and mixed+kv_preload (balanced where a stage has fewer "
-                  "pairs per block than warps) swept, best kept; one step's timeline of the kept mode\n",
+                  "piece assignment {pairs, balanced} x K/V preload {off, on} swept, best kept; one step's timeline of the kept "
+                  "mode (and of pairs+kv_preload when another is kept)\n",
                   s->name, ex.sm_count(), kRingThreads, ring_slots ? std::to_string(ring_slots).c_str() : "as many");
       if (o.breakdown)
         std::printf("%s: stages alone: barriers only + 6 stage kinds (headline persistent engine), 11 launch kinds (stream)\n", s->name);
