@@ -52,6 +52,7 @@
 // ---------------------------------------------------------------------------------------------
 constexpr int kG = 4;                       // query heads per KV head (32 / 8 in both models)
 constexpr int kMaxChunk = 128;              // attention positions per item, at most
+constexpr int kMaxHd = 128;                 // head dimension, at most (the ring engine's RoPE copy)
 constexpr int kLanes = PORT_WARP_SIZE;
 constexpr int kVecPerLane = 256 / kLanes;   // 16-byte weight vectors per lane per row per chunk
 constexpr int kKStep = kVecPerLane * kLanes * 8;  // halves of a row per chunk: 2048 on both widths
@@ -367,13 +368,14 @@ __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float
 // ---------------------------------------------------------------------------------------------
 // Pairs (2j, 2j+1) of a head rotate by pos * theta^(-2j/hd) (the table holds cos, sin per j).
 // q rows go to q (FP32); k rows, rotated, and v rows go into this layer's cache at `pos`.
-__device__ __forceinline__ void rope_append_pair(const DecodeArgs& a, int layer, int r, float x0, float x1) {
+// rope: a.rope, or the ring engine's copy of it in shared memory.
+__device__ __forceinline__ void rope_append_pair(const DecodeArgs& a, const float* rope, int layer, int r, float x0, float x1) {
   const int hd = a.hd;
   const size_t kv_heads = a.kv_dim / hd;
   const size_t layer_base = static_cast<size_t>(layer) * kv_heads * a.cap * hd;
   if (r < a.q_dim + a.kv_dim) {
     const int d = r % hd;  // q_dim is a multiple of hd: the k rows start at dimension 0 too
-    const float c = a.rope[d], s = a.rope[d + 1];
+    const float c = rope[d], s = rope[d + 1];
     const float y0 = x0 * c - x1 * s, y1 = x0 * s + x1 * c;
     if (r < a.q_dim) {
       *reinterpret_cast<float2*>(a.q + r) = make_float2(y0, y1);
@@ -684,7 +686,7 @@ __device__ __forceinline__ void rope_body(const DecodeArgs& a, int layer) {
   const int pair = blockIdx.x * blockDim.x + threadIdx.x;
   if (2 * pair < a.q_dim + 2 * a.kv_dim) {
     const float2 v = *reinterpret_cast<const float2*>(a.qkv + 2 * pair);
-    rope_append_pair(a, layer, 2 * pair, v.x, v.y);
+    rope_append_pair(a, a.rope, layer, 2 * pair, v.x, v.y);
   }
 }
 
@@ -890,7 +892,7 @@ __device__ __forceinline__ void persistent_body(const DecodeArgs& a) {
           lw + a.off.qkv, a.q_dim + 2 * a.kv_dim, H, sm, first, stride,
           [&] { stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps); },
           [&](int r, float s0, float s1) {
-            if (lane == 0) rope_append_pair(a, l, r, s0, s1);
+            if (lane == 0) rope_append_pair(a, a.rope, l, r, s0, s1);
           });
     }
     if ((a.stages & kStAttn) && b < items && a.prefetch_bytes) prefetch_item<HD>(a, l, b);
@@ -1188,8 +1190,13 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   __shared__ float s_bv[kRingWarps];
   __shared__ int s_bi[kRingWarps];
   __shared__ int s_stop, s_last;
+  // The RoPE table (cos, sin per dimension pair at this position), the same for every layer: read
+  // once here, so the QKV epilogue's rotation waits on no global load (each one was an L2 round
+  // trip behind the ring's copies).
+  __shared__ float s_rope[kMaxHd];
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
+  for (int i = threadIdx.x; i < a.hd; i += blockDim.x) s_rope[i] = a.rope[i];
   if (threadIdx.x == 0) {
     if (a.tl != nullptr) a.tl[static_cast<size_t>(b) * tl_stride(a.layers)] = static_cast<unsigned long long>(sm_id());
     tl_stamp(a, 1);
@@ -1216,7 +1223,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       if (l == 0)
         for (int i = b * blockDim.x + threadIdx.x; i < H; i += nb * blockDim.x) a.resid[i] = __half2float(emb_row[i]);
       stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps);
-      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 1), [&](int row, float s0, float s1) { rope_append_pair(a, l, row, s0, s1); });
+      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 1), [&](int row, float s0, float s1) { rope_append_pair(a, s_rope, l, row, s0, s1); });
     }
     KvRegs<HD> pre = kv_none<HD>();
     if ((a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items) kv_issue<HD>(a, l, b, pre, true);
@@ -1770,6 +1777,7 @@ class Persistent {
 #if defined(PORT_HIP)
       FAIL("refusing the ring engine: it needs the sm_90 bulk-copy engine");
 #else
+      if (m.shape.hd > kMaxHd) FAIL("refusing the ring engine: head dimension %d above its RoPE table's %d", m.shape.hd, kMaxHd);
       // Each GEMV stage keeps its block's partial sums (2 floats a piece) after its K floats of x.
       struct { int K, rows; } gemvs[] = {{m.shape.hidden, m.q_dim + 2 * m.kv_dim}, {m.q_dim, m.shape.hidden},
                                          {m.shape.hidden, 2 * m.shape.mlp}, {m.shape.mlp, m.shape.hidden},
