@@ -774,10 +774,9 @@ __device__ __noinline__ void report_timeout(SpinError* err, unsigned* abort_flag
 // As in 05-sync's spin: the flag and the clock are read every 16 polls, not after each one (an
 // acquire orders the flag's load after it: one more L2 round trip per poll, and a late arrival
 // was seen up to a round trip later).
-__device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, unsigned* abort_flag, SpinError* err,
-                                                    unsigned long long timeout, unsigned long long want, int layer,
-                                                    int where) {
-  scope_release_increment_u64(bar);
+// barrier_wait: the spin alone, for a caller that arrived already.
+__device__ __forceinline__ bool barrier_wait(unsigned long long* bar, unsigned* abort_flag, SpinError* err,
+                                             unsigned long long timeout, unsigned long long want, int layer, int where) {
   unsigned long long seen = scope_acquire_load_u64(bar);
   if (seen >= want) return true;
   const unsigned long long start = port_const_clock();
@@ -792,6 +791,12 @@ __device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, uns
       }
     }
   }
+}
+__device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, unsigned* abort_flag, SpinError* err,
+                                                    unsigned long long timeout, unsigned long long want, int layer,
+                                                    int where) {
+  scope_release_increment_u64(bar);
+  return barrier_wait(bar, abort_flag, err, timeout, want, layer, where);
 }
 
 // Producer side of a last-block-finishes pattern: true in the block that made the count reach a
@@ -815,6 +820,25 @@ __device__ __forceinline__ bool grid_barrier(const DecodeArgs& a, int k, int lay
   if (threadIdx.x == 0) {
     tl_stamp(a, 2 * k);
     *s_stop = !barrier_arrive_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * gridDim.x, layer, where);
+    tl_stamp(a, 2 * k + 1);
+  }
+  __syncthreads();
+  return *s_stop == 0;
+}
+
+// grid_barrier with work between the block's arrival and its wait: between() runs on every thread
+// once thread 0 has arrived (so the arrival's release never waits for loads that between() puts
+// in flight: a release orders, and so waits for, every earlier access of its thread).
+template <class F>
+__device__ __forceinline__ bool grid_barrier_then(const DecodeArgs& a, int k, int layer, int where, int* s_stop, F&& between) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    tl_stamp(a, 2 * k);
+    scope_release_increment_u64(a.bar);
+  }
+  between();
+  if (threadIdx.x == 0) {
+    *s_stop = !barrier_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * gridDim.x, layer, where);
     tl_stamp(a, 2 * k + 1);
   }
   __syncthreads();
@@ -1225,9 +1249,18 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps);
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 1), [&](int row, float s0, float s1) { rope_append_pair(a, s_rope, l, row, s0, s1); });
     }
+    // kv_preload: the item's K/V loads go in flight after this block's arrival, while it waits:
+    // issued before it (up to 80373fc), they held up thread 0's release (the 1B's barrier after
+    // QKV took 1.74 us a layer in 80373fc's timeline, 0.93 before its RoPE change shortened the
+    // epilogue: the release then waited on the K/V loads instead).
     KvRegs<HD> pre = kv_none<HD>();
-    if ((a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items) kv_issue<HD>(a, l, b, pre, true);
-    if (!sync_or_drain(l, 0)) return;
+    const bool preload = (a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items;
+    if (!grid_barrier_then(a, ++k, l, 0, &s_stop, [&] {
+          if (preload) kv_issue<HD>(a, l, b, pre, true);
+        })) {
+      q.drain();
+      return;
+    }
     if (a.stages & kStAttn)
       for (int item = b; item < items; item += nb) {
         attention_item<HD>(a, l, item, sm, pre);
