@@ -13,11 +13,16 @@
 //                                           instead of loads a grid apart (plain, nc; U = 4, 8)
 //   family "bulk copy"                    : sm_90 only: the copy engine (cp.async.bulk) fills a
 //                                           4 x 16 KB shared-memory ring per block; 1, 2 blocks per SM
+//   family "launch size"                  : the same buffer read in launches of 4 MiB to 512 MiB, 200
+//                                           back to back in a CUDA graph, plain and with PDL (each
+//                                           launch releases the next at once, none waits): what a
+//                                           decode-sized kernel reaches (common/launch_size.h)
 // Working set: 8 GiB (>= 32x the LLC read from the device). Every configuration is
 // validated (exact 64-bit sum of the words read, odd length so the tail runs) before
 // it is timed. Median of 5 batches of 20 reads after 10 warm-up reads.
 #include <algorithm>
 #include "../common/ceiling.h"
+#include "../common/launch_size.h"
 
 namespace {
 
@@ -90,12 +95,22 @@ int main(int argc, char** argv) {
   }
 #endif
 
+  // Family "launch size": MiB per launch (32 MiB = the 4096x4096 FP16 GEMV's weights).
+  const std::vector<size_t> launch_mib = quick ? std::vector<size_t>{8, 32} : std::vector<size_t>{4, 8, 16, 32, 64, 128, 512};
+  const std::vector<LaunchSizeConfig> launch_cfgs = launch_size_configs(ex.prop());
+  const bool launch_pdl = launch_size_pdl_available(ex.prop());
+  const int launches_per_graph = 200;
+
   if (ex.list()) {
-    std::printf("# 01-ceiling would run %zu + %zu + %zu + %zu configurations\n", family_a.size(), family_b_size,
-                family_c.size(), family_d.size());
+    std::printf("# 01-ceiling would run %zu + %zu + %zu + %zu + %zu configurations\n", family_a.size(), family_b_size,
+                family_c.size(), family_d.size(), launch_mib.size() * launch_cfgs.size() * (launch_pdl ? 2 : 1));
     for (auto& c : family_c) std::printf("layout: %s\n", describe(c).c_str());
     for (auto& c : family_d) std::printf("bulk copy: %s\n", describe(c).c_str());
     for (auto& c : family_a) std::printf("grid x load flavour: %s\n", describe(c).c_str());
+    for (size_t mib : launch_mib)
+      for (auto& c : launch_cfgs)
+        std::printf("launch size: %zu MiB per launch, %s, %d blocks per SM max, graph%s\n", mib, c.kernel->name, c.per_sm,
+                    launch_pdl ? " and graph+PDL" : "");
     for (int f : {0, 1})
       for (int t : blocks)
         for (int u : unrolls)
@@ -163,10 +178,80 @@ int main(int argc, char** argv) {
   for (auto& c : family_c) run(c, "layout: warp-chunked against grid-stride");
   for (auto& c : family_d) run(c, "bulk copy (TMA) into a shared-memory ring");
 
-  if (all.empty()) {
+  const std::string launch_family = "launch size: back-to-back launches in a graph";
+  const bool run_launch = only.empty() || launch_family.find(only) != std::string::npos;
+  if (all.empty() && !run_launch) {
     std::fprintf(stderr, "01-ceiling: --family '%s' matches no family\n", only.c_str());
     return kExitUsage;
   }
+  if (run_launch) {
+    // The fraction is of this run's ceiling, or of the committed one when only this family ran.
+    double ceiling = 0;
+    std::string ceiling_source = "this run's best configuration above";
+    for (auto& m : all) ceiling = std::max(ceiling, m.gbps);
+    if (all.empty()) {
+      const Ceiling c = obtain_ceiling(ex);
+      ceiling = c.gbps;
+      ceiling_source = c.source;
+    }
+    LaunchSizeBench bench(buf, sms, ex.l2_bytes());
+    const TimingPlan graph_plan = quick ? TimingPlan{1, 3, 2} : TimingPlan{2, 5, 3};
+    Json per_size = Json::object();
+    int ldone = 0;
+    const int ltotal = static_cast<int>(launch_mib.size() * launch_cfgs.size());
+    for (size_t mib : launch_mib) {
+      const size_t chunk_vec = (mib << 20) / sizeof(vec4u);
+      double best_gbps[2] = {0, 0};
+      std::string best_cfg[2];
+      for (auto& c : launch_cfgs) {
+        ex.progress(ldone++, ltotal, "launch size %zu MiB: %s", mib, c.kernel->name);
+        if (!bench.validate(c, chunk_vec, ex.stream())) std::exit(kExitFailure);
+        const int blocks = launch_size_blocks(c, chunk_vec, sms);
+        for (int pdl = 0; pdl <= (launch_pdl ? 1 : 0); ++pdl) {
+          const Summary st = summarize(bench.time(c, chunk_vec, launches_per_graph, pdl != 0, graph_plan, ex.stream()));
+          const double g = gbps(stream_read_bytes(chunk_vec), st.median);
+          ex.require_below_ceiling(g, spec.gbps, describe(c, blocks), 1.0);
+          Row r;
+          r.add("mib_per_launch", static_cast<unsigned long long>(mib), -1, "MiB/launch")
+              .add("mode", pdl ? "graph+PDL, no wait" : "graph")
+              .add("kernel", c.kernel->name)
+              .add("blocks", blocks)
+              .add("threads", c.threads)
+              .add("median_us", st.median * 1e3, 2, "median µs")
+              .add("min_us", st.min * 1e3, 2, "min µs")
+              .add("gbps", g, 1, "GB/s")
+              .add("of_ceiling", ceiling > 0 ? g / ceiling : 0.0, 3, "of ceiling")
+              .extra("n", st.n)
+              .extra("sd_us", st.sd * 1e3)
+              .extra("launches_per_graph", launches_per_graph)
+              .extra("chunks_rotated", static_cast<unsigned long long>(bench.chunks(chunk_vec)))
+              .extra("bytes_per_launch", stream_read_bytes(chunk_vec));
+          ex.add(launch_family, r);
+          if (g > best_gbps[pdl]) { best_gbps[pdl] = g; best_cfg[pdl] = describe(c, blocks); }
+        }
+      }
+      Json one = Json::object();
+      one.set("graph_gbps", best_gbps[0]);
+      one.set("graph_of_ceiling", ceiling > 0 ? best_gbps[0] / ceiling : 0.0);
+      one.set("graph_best", best_cfg[0]);
+      if (launch_pdl) {
+        one.set("pdl_gbps", best_gbps[1]);
+        one.set("pdl_of_ceiling", ceiling > 0 ? best_gbps[1] / ceiling : 0.0);
+        one.set("pdl_best", best_cfg[1]);
+      }
+      per_size.set(std::to_string(mib) + "_mib", one);
+      if (mib == 32) {
+        ex.summary().set("read_32mib_graph_of_ceiling", ceiling > 0 ? best_gbps[0] / ceiling : 0.0);
+        if (launch_pdl) ex.summary().set("read_32mib_pdl_of_ceiling", ceiling > 0 ? best_gbps[1] / ceiling : 0.0);
+      }
+    }
+    ex.summary().set("launch_size", per_size);
+    ex.summary().set("launch_size_ceiling_source", ceiling_source);
+    ex.note("launch size: " + std::to_string(launches_per_graph) + " launches per graph, launch i reads chunk i mod "
+            "chunks of the working set; median of " + std::to_string(graph_plan.reps) + " batches of " +
+            std::to_string(graph_plan.iters) + " replays; fractions of " + ceiling_source);
+  }
+  if (all.empty()) return ex.finish();
   const Measured* best = &all[0];
   for (auto& m : all)
     if (m.gbps > best->gbps) best = &m;

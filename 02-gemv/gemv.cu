@@ -34,6 +34,7 @@
 #include <thread>
 #include "../common/ceiling.h"
 #include "../common/chain.h"
+#include "../common/launch_size.h"
 #include <cstdint>
 #include <cstring>
 
@@ -1436,26 +1437,13 @@ class Runner {
 #endif
       return;
     }
+    const size_t smem = c.stages ? ring_smem_bytes(p.k, c.stages) : 0;
     if (c.pdl) {
-#if !defined(PORT_HIP)
-      cudaLaunchConfig_t lc = {};
-      lc.gridDim = dim3(c.grid);
-      lc.blockDim = dim3(c.threads);
-      lc.dynamicSmemBytes = c.stages ? ring_smem_bytes(p.k, c.stages) : 0;
-      lc.stream = s;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[0].val.programmaticStreamSerializationAllowed = 1;
-      lc.attrs = attr;
-      lc.numAttrs = 1;
       GemvKernel f = c.chain == kReleaseLate ? c.hand->late_pdl : c.chain == kNoWait ? c.hand->nowait_pdl : c.hand->pdl;
-      CHECK_CUDA(cudaLaunchKernelEx(&lc, f, w, static_cast<const __half*>(p.x), p.y, p.n, p.k));
-#else
-      FAIL("programmatic dependent launch does not exist on HIP");
-#endif
+      chain_launch(true, f, c.grid, c.threads, smem, s, w, static_cast<const __half*>(p.x), p.y, p.n, p.k);
       return;
     }
-    c.hand->fn<<<c.grid, c.threads, c.stages ? ring_smem_bytes(p.k, c.stages) : 0, s>>>(w, p.x, p.y, p.n, p.k);
+    c.hand->fn<<<c.grid, c.threads, smem, s>>>(w, p.x, p.y, p.n, p.k);
   }
 
   CompareResult validate_y(const Problem& p, const std::string& what) {
@@ -1516,6 +1504,53 @@ class Runner {
 };
 
 std::string shape_name(int n, int k) { return std::to_string(n) + "x" + std::to_string(k); }
+
+// The read-only bound (common/launch_size.h): the weights' 2NK bytes read with no arithmetic, in
+// the same graph of launches over as many rotating copies, plain and with PDL (released at once,
+// never waiting). No GEMV can stream its weights faster than this in the same launch shape, so
+// it bounds the isolated and chained rungs from above, measured beside them.
+struct ReadBound {
+  double us[2] = {0, 0}, mbu[2] = {0, 0};
+  std::string best[2];
+};
+ReadBound read_only_bound(Experiment& ex, const Problem& p, double ceiling, bool pdl, const TimingPlan& plan) {
+  const size_t chunk_vec = static_cast<size_t>(p.n) * p.k * sizeof(__half) / sizeof(vec4u);
+  StreamBuffer buf(p.copies * chunk_vec, fresh_seed());
+  LaunchSizeBench bench(buf, ex.sm_count(), ex.l2_bytes());
+  ReadBound b;
+  for (const LaunchSizeConfig& c : launch_size_configs(ex.prop())) {
+    if (!bench.validate(c, chunk_vec, ex.stream())) std::exit(kExitFailure);
+    const int blocks = launch_size_blocks(c, chunk_vec, ex.sm_count());
+    for (int m = 0; m <= (pdl ? 1 : 0); ++m) {
+      const std::vector<double> ms = bench.time(c, chunk_vec, p.launches, m != 0, plan, ex.stream());
+      std::vector<double> us;
+      for (double v : ms) us.push_back(v * 1e3);
+      const Summary st = summarize(us);
+      const double g = gbps(stream_read_bytes(chunk_vec), st.median * 1e-3);
+      ex.require_below_ceiling(g, ceiling, describe(c, blocks));
+      Row row;
+      row.add("kernel", c.kernel->name)
+          .add("mode", m ? "graph+PDL, no wait" : "graph")
+          .add("grid", blocks)
+          .add("threads", c.threads)
+          .add("median_us", st.median, 2, "median µs")
+          .add("min_us", st.min, 2, "min µs")
+          .add("mbu", g / ceiling, 3, "of ceiling")
+          .extra("gbps", g)
+          .extra("n", st.n)
+          .extra("bytes_per_launch", stream_read_bytes(chunk_vec))
+          .extra("launches_per_graph", p.launches)
+          .extra("weight_copies", static_cast<unsigned long long>(p.copies));
+      ex.add("read-only bound at " + shape_name(p.n, p.k) + ": the weights' bytes read without arithmetic, same graph", row);
+      if (b.us[m] == 0 || st.median < b.us[m]) {
+        b.us[m] = st.median;
+        b.mbu[m] = g / ceiling;
+        b.best[m] = describe(c, blocks);
+      }
+    }
+  }
+  return b;
+}
 
 Row result_row(const Result& r, const Problem* p) {
   Row row;
@@ -1632,6 +1667,7 @@ int main(int argc, char** argv) {
 #endif
 
   std::vector<Result> results;
+  ReadBound read_bound;
   int done = 0, total_est = 0;
   for (auto& s : shapes) {
     const bool full = s.n == 4096 && s.k == 4096;
@@ -1711,6 +1747,7 @@ int main(int argc, char** argv) {
         }
       }
     }
+    if (full) read_bound = read_only_bound(ex, p, ceiling.gbps, can_chain, plan);
     results.insert(results.end(), here.begin(), here.end());
   }
 
@@ -1890,6 +1927,17 @@ int main(int argc, char** argv) {
   })
                             : nullptr;
   if (same) sm.set("us_4096_dependency_cost_best_chained", ch4->us.median - same->us.median);
+  // The read-only bound beside them: the same bytes, no arithmetic, no dependency.
+  if (read_bound.us[0] > 0) {
+    sm.set("mbu_4096_read_only_isolated_bound", read_bound.mbu[0]);
+    sm.set("us_4096_read_only_isolated_bound", read_bound.us[0]);
+    sm.set("best_4096_read_only_isolated_bound", read_bound.best[0]);
+  }
+  if (read_bound.us[1] > 0) {
+    sm.set("mbu_4096_read_only_chained_bound", read_bound.mbu[1]);
+    sm.set("us_4096_read_only_chained_bound", read_bound.us[1]);
+    sm.set("best_4096_read_only_chained_bound", read_bound.best[1]);
+  }
   if (tc4 && cc4) sm.set("tensor_core_over_best_cuda_core_mbu_4096", tc4->mbu / cc4->mbu);
   if (!min_named_shape.empty()) sm.set("min_speedup_shape", min_named_shape);
   if (std::isfinite(min_speedup_sweep)) {

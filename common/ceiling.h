@@ -62,6 +62,27 @@ class StreamBuffer {
     return true;
   }
 
+  // The same exact-sum proof for any range [first, first + count) of the buffer and any check
+  // kernel of the StreamCheckFn shape (the launch-size reads of common/launch_size.h).
+  bool validate_range(StreamCheckFn check, int blocks, int threads, int smem, size_t first, size_t count,
+                      const std::string& what, cudaStream_t s) {
+    CHECK_CUDA(cudaMemsetAsync(total_, 0, sizeof(unsigned long long), s));
+    check<<<blocks, threads, smem, s>>>(data_ + first, count, 0u, sink_, total_);
+    CHECK_LAUNCH();
+    unsigned long long got = 0, want = 0;
+    CHECK_CUDA(cudaMemcpyAsync(&got, total_, sizeof got, cudaMemcpyDeviceToHost, s));
+    for (size_t w = first * 4; w < (first + count) * 4; ++w) want += hash32(seed_, w);
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    if (got != want) {
+      std::fprintf(stderr, "validation failed: %s: device sum %llu, host sum %llu over vectors [%zu, %zu)\n",
+                   what.c_str(), got, want, first, first + count);
+      return false;
+    }
+    return true;
+  }
+  const vec4u* data() const { return data_; }
+  unsigned* sink() const { return sink_; }
+
   // ms per full read, one entry per timed batch.
   std::vector<double> time(const StreamConfig& c, const TimingPlan& plan, cudaStream_t s) {
     const unsigned key = 0x9e3779b9u;  // runtime value; the branch it guards is practically never taken

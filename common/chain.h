@@ -38,3 +38,31 @@ __device__ __forceinline__ void chain_acquire() {
   if (PDL) asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+
+// The host side: with pdl, the launch carries the programmatic-stream-serialization attribute
+// (the kernel may start while its predecessor in the stream still runs; what it must not
+// overlap waits behind chain_acquire); without it, an ordinary launch. PDL needs sm_90 and
+// CUDA: a HIP build asked for it fails loudly (callers check first and skip the mode).
+template <class... Params, class... Args>
+inline void chain_launch(bool pdl, void (*kernel)(Params...), int blocks, int threads, size_t smem, cudaStream_t s,
+                         Args... args) {
+  if (pdl) {
+#if !defined(PORT_HIP)
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = dim3(blocks);
+    lc.blockDim = dim3(threads);
+    lc.dynamicSmemBytes = smem;
+    lc.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    CHECK_CUDA(cudaLaunchKernelEx(&lc, kernel, args...));
+    return;
+#else
+    FAIL("programmatic dependent launch does not exist on HIP");
+#endif
+  }
+  kernel<<<blocks, threads, smem, s>>>(args...);
+}
