@@ -5,6 +5,9 @@
 #   bash scripts/device_session.sh run OUT     make run: the full results, packed into OUT/results.tgz
 #   bash scripts/device_session.sh all OUT     both in one call: make run first (results saved),
 #                                              then make check within what is left of LIMIT seconds
+#   bash scripts/device_session.sh probe OUT   build; 01's launch-size family, 02 at 4096x4096 (with the
+#                                              read-only bound), 06 in full; 01's SASS and its rules: the
+#                                              new measurements of a change, before the full run
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 mode=$1; out=$2
@@ -27,6 +30,19 @@ case $mode in
     make run 2>&1 | tee "$out/run.txt" | grep -vE "^\[[0-9]{2}-" | tail -60
     rc=${PIPESTATUS[0]}
     tar czf "$out/results.tgz" results/h200
+    exit $rc ;;
+  probe)
+    make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    make 01-ceiling/ceiling.s > /dev/null 2>&1
+    cp 01-ceiling/ceiling.s "$out/01-ceiling.s"
+    python3 tests/asmcheck.py --target sass --rules 01-ceiling/asm.rules --asm 01-ceiling/ceiling.s | tail -3
+    rc=0
+    01-ceiling/ceiling --family launch --json "$out/01-launch.json" > "$out/01-launch.txt" || rc=1
+    02-gemv/gemv --shape 4096x4096 --json "$out/02-4096.json" > "$out/02-4096.txt" || rc=1
+    06-decode/decode --json "$out/06-decode.json" > "$out/06-decode.txt" || rc=1
+    grep -A40 "launch size: back" "$out/01-launch.txt" | head -60
+    grep -A16 "read-only bound" "$out/02-4096.txt"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: v for k, v in d['summary'].items() if 'persistent' in k or 'prediction' in k})" "$out/06-decode.json"
     exit $rc ;;
   all)
     t0=$(date +%s)
