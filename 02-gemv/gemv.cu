@@ -14,10 +14,13 @@
 //   3  gemv_wide_loads          as 2 with 16-byte loads per lane
 //   4  gemv_rows_in_flight_rR   R rows per warp, all 16 loads per lane of a chunk in flight,
 //                               streaming cache policy, grid from the shape, SM count, occupancy
+//      gemv_rows_lean_r1c8      one row per warp, 8 loads per lane per chunk, <= 64 registers: four
+//                               blocks of 256 per SM, room for the next chained GEMV beside them
 //   5  gemv_split_k_rR          a block per R rows, K split across the block (tall-K shapes)
 //   6  gemv_tensor_core_ksS     mma.sync m16n8k16, x in column 0 of B; S warps split K (CUDA)
 //      gemv_tensor_rows_rR      mma.sync with rows in flight's loads: the lane's weights in A row
 //                               g, its x in B column g, D's diagonal kept (CUDA)
+//      gemv_tensor_rows_lean_r1c8  the same with v4 lean's shape (CUDA)
 //   7  *_pdl                    4, 5, 6 in chained mode: programmatic dependent launch, weights
 //                               requested before griddepcontrol.wait, x read after it (sm_90);
 //                               4 and 6 rows also as *_late1_pdl (the next kernel released late)
@@ -367,23 +370,29 @@ __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
   if (!waited) pdl_wait<PDL && WAIT>();  // a warp with no rows still orders itself after its predecessor
 }
 
-#define GEMV_STAMP_ROWS_AS(NAME, R, C, ACC)                                                                  \
-  extern "C" __global__ void __launch_bounds__(256, 2) NAME(GEMV_ARGS) {                                        \
+#define GEMV_STAMP_ROWS_AS(NAME, R, C, ACC, MINB)                                                                  \
+  extern "C" __global__ void __launch_bounds__(256, MINB) NAME(GEMV_ARGS) {                                        \
     rows_in_flight<R, C, false, 0, ACC>(W, x, y, N, K);                                                         \
   }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256, 2) NAME##_pdl(GEMV_ARGS) {                                  \
+  extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_pdl(GEMV_ARGS) {                                  \
     rows_in_flight<R, C, true, 0, ACC>(W, x, y, N, K);                                                          \
   }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256, 2) NAME##_late1_pdl(GEMV_ARGS) {                            \
+  extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_late1_pdl(GEMV_ARGS) {                            \
     rows_in_flight<R, C, true, 1, ACC>(W, x, y, N, K);                                                          \
   }                                                                                                            \
-  extern "C" __global__ void __launch_bounds__(256, 2) NAME##_nowait_pdl(GEMV_ARGS) {                           \
+  extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_nowait_pdl(GEMV_ARGS) {                           \
     rows_in_flight<R, C, true, 0, ACC, false>(W, x, y, N, K);                                                   \
   }
-#define GEMV_STAMP_ROWS(R, C) GEMV_STAMP_ROWS_AS(gemv_rows_in_flight_r##R, R, C, FmaAcc<R>)
+#define GEMV_STAMP_ROWS(R, C) GEMV_STAMP_ROWS_AS(gemv_rows_in_flight_r##R, R, C, FmaAcc<R>, 2)
 GEMV_STAMP_ROWS(1, 16)
 GEMV_STAMP_ROWS(2, 8)
 GEMV_STAMP_ROWS(4, 4)
+// v4 lean: one row per warp, 8 loads per lane per chunk (4 KB per warp in flight, half of r1 c16),
+// at most 64 registers so that four blocks of 256 fit an SM. Why: 02's read-only bound streams the
+// same 33.5 MB launches at the ceiling with many light warps (32 registers, 8 blocks per SM),
+// where the 128-register rows kernels fill the register file with two blocks and the next
+// chained GEMV finds no room beside them. Fewer bytes per warp, more warps, room to overlap.
+GEMV_STAMP_ROWS_AS(gemv_rows_lean_r1c8, 1, 8, FmaAcc<1>, 3)
 
 // ---------------------------------------------------------------------------------------------
 // v4p: rows in flight, software-pipelined. A warp's work is a stream of chunks (row group,
@@ -674,10 +683,12 @@ struct MmaAcc {
     return warp_sum(t == (g >> 1) ? s : 0.f);
   }
 };
-#define GEMV_STAMP_TENSOR_ROWS(R, C) GEMV_STAMP_ROWS_AS(gemv_tensor_rows_r##R, R, C, MmaAcc<R>)
+#define GEMV_STAMP_TENSOR_ROWS(R, C) GEMV_STAMP_ROWS_AS(gemv_tensor_rows_r##R, R, C, MmaAcc<R>, 2)
 GEMV_STAMP_TENSOR_ROWS(1, 16)
 GEMV_STAMP_TENSOR_ROWS(2, 8)
 GEMV_STAMP_TENSOR_ROWS(4, 4)
+// v6 lean: v4 lean's shape on the tensor cores (one row per warp, 8 loads per lane, 64 registers).
+GEMV_STAMP_ROWS_AS(gemv_tensor_rows_lean_r1c8, 1, 8, MmaAcc<1>, 3)
 
 // v6p: tensor cores, software-pipelined, y^T = x^T W^T (as the ring variant below): a team of KS
 // warps owns 8 rows (mma's n = 8 columns of B are 8 rows of W, k-contiguous: W's own layout);
@@ -949,6 +960,7 @@ const std::vector<Hand>& hand_rungs() {
       GEMV_HAND_ROWS(4, "rows in flight", "r1 c16", gemv_rows_in_flight_r1, 1),
       GEMV_HAND_ROWS(4, "rows in flight", "r2 c8", gemv_rows_in_flight_r2, 2),
       GEMV_HAND_ROWS(4, "rows in flight", "r4 c4", gemv_rows_in_flight_r4, 4),
+      GEMV_HAND_ROWS(4, "rows in flight", "r1 c8 lean", gemv_rows_lean_r1c8, 1),
       {4, "rows in flight", "r1 c8 pipelined", "gemv_rows_pipelined_r1c8", gemv_rows_pipelined_r1c8,
        gemv_rows_pipelined_r1c8_pdl, kPipe, 1, 8},
       {4, "rows in flight", "r2 c4 pipelined", "gemv_rows_pipelined_r2c4", gemv_rows_pipelined_r2c4,
@@ -975,6 +987,7 @@ const std::vector<Hand>& hand_rungs() {
       GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r1 c16", gemv_tensor_rows_r1, 1),
       GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r2 c8", gemv_tensor_rows_r2, 2),
       GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r4 c4", gemv_tensor_rows_r4, 4),
+      GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r1 c8 lean", gemv_tensor_rows_lean_r1c8, 1),
       {6, "tensor core mma.sync", "bulk-copy ring", "gemv_tensor_core_ring", gemv_tensor_core_ring,
        gemv_tensor_core_ring_pdl, kRing, 0, 0},
       {8, "bulk-copy ring", "CUDA cores", "gemv_bulk_ring", gemv_bulk_ring, gemv_bulk_ring_pdl, kRing, 0, 0},
@@ -1352,6 +1365,8 @@ class Planner {
           if (threads == 256) {
             add(needed, threads, "one group per warp");
             add(std::min(needed, resident), threads, "resident blocks");
+            // half the resident blocks: room on every SM for the next chained GEMV's blocks
+            if (full && !quick && occupancy(h, threads) >= 3) add(std::min(needed, resident / 2), threads, "half the resident blocks");
             if (!quick) add(std::min(needed, s), threads, "one block per SM");
           }
         }

@@ -137,10 +137,9 @@ inline std::vector<LaunchSizeConfig> launch_size_configs(const cudaDeviceProp& p
 // Blocks for a launch of n vectors: per_sm x SMs, or fewer when the launch has less work than
 // that (a block with nothing to read would only add launch cost).
 inline int launch_size_blocks(const LaunchSizeConfig& c, size_t n, int sms) {
+  const size_t warp_chunk = static_cast<size_t>(c.kernel->unroll) * PORT_WARP_SIZE, wpb = c.threads / PORT_WARP_SIZE;
   const size_t units = c.kernel->ring ? (n + kBulkChunkVec - 1) / kBulkChunkVec
-                                      : (n / (static_cast<size_t>(c.kernel->unroll) * PORT_WARP_SIZE) + 1 +
-                                         (c.threads / PORT_WARP_SIZE) - 1) /
-                                            (c.threads / PORT_WARP_SIZE);
+                                      : ((n + warp_chunk - 1) / warp_chunk + wpb - 1) / wpb;  // warp chunks -> blocks
   return static_cast<int>(std::max<size_t>(1, std::min<size_t>(units, static_cast<size_t>(c.per_sm) * sms)));
 }
 
