@@ -124,12 +124,7 @@ int main(int argc, char** argv) {
   const double ws_ratio = static_cast<double>(n * sizeof(vec4u)) / ex.l2_bytes();
   const uint64_t seed = fresh_seed();
   StreamBuffer buf(n, seed);
-  int spec_computed = 0, mem_khz = 0, bus_bits = 0, dev = 0;
-  CHECK_CUDA(cudaGetDevice(&dev));
-  (void)cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
-  (void)cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
-  spec_computed = static_cast<int>(2.0 * mem_khz * 1e3 * bus_bits / 8 / 1e9);
-  const SpecBandwidth spec = spec_bandwidth(ex.prop().name, spec_computed);
+  const SpecBandwidth spec = device_spec_bandwidth(ex);
   ex.note("working set " + std::to_string(n * sizeof(vec4u)) + " bytes, " + std::to_string(ws_ratio).substr(0, 5) +
           "x the " + std::to_string(ex.l2_bytes()) + "-byte L2; every element read exactly once per launch");
   ex.note("timing: " + std::to_string(plan.warmup) + " warm-up launches, median of " + std::to_string(plan.reps) +

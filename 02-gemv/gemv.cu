@@ -1530,7 +1530,12 @@ struct ReadBound {
 };
 ReadBound read_only_bound(Experiment& ex, const Problem& p, double ceiling, bool pdl, const TimingPlan& plan) {
   const size_t chunk_vec = static_cast<size_t>(p.n) * p.k * sizeof(__half) / sizeof(vec4u);
-  StreamBuffer buf(p.copies * chunk_vec, fresh_seed());
+  // As many chunks as make >= 32x the LLC (the ceiling's rule, stricter than the GEMV's 4x): a
+  // read with no arithmetic must find nothing of its chunk left in L2.
+  const size_t chunk_bytes = chunk_vec * sizeof(vec4u);
+  const size_t chunks = std::max<size_t>(p.copies, (32 * ex.l2_bytes() + chunk_bytes - 1) / chunk_bytes);
+  StreamBuffer buf(chunks * chunk_vec, fresh_seed());
+  const SpecBandwidth spec = device_spec_bandwidth(ex);
   LaunchSizeBench bench(buf, ex.sm_count(), ex.l2_bytes());
   ReadBound b;
   for (const LaunchSizeConfig& c : launch_size_configs(ex.prop())) {
@@ -1542,7 +1547,9 @@ ReadBound read_only_bound(Experiment& ex, const Problem& p, double ceiling, bool
       for (double v : ms) us.push_back(v * 1e3);
       const Summary st = summarize(us);
       const double g = gbps(stream_read_bytes(chunk_vec), st.median * 1e-3);
-      ex.require_below_ceiling(g, ceiling, describe(c, blocks));
+      // A chain of reads may pass the one-launch ceiling by a little (no ramp at all, launches
+      // overlap); the datasheet it may not pass (01-ceiling's own rule for its reads).
+      ex.require_below_ceiling(g, spec.gbps, describe(c, blocks), 1.0);
       Row row;
       row.add("kernel", c.kernel->name)
           .add("mode", m ? "graph+PDL, no wait" : "graph")
@@ -1555,7 +1562,7 @@ ReadBound read_only_bound(Experiment& ex, const Problem& p, double ceiling, bool
           .extra("n", st.n)
           .extra("bytes_per_launch", stream_read_bytes(chunk_vec))
           .extra("launches_per_graph", p.launches)
-          .extra("weight_copies", static_cast<unsigned long long>(p.copies));
+          .extra("chunks_rotated", static_cast<unsigned long long>(chunks));
       ex.add("read-only bound at " + shape_name(p.n, p.k) + ": the weights' bytes read without arithmetic, same graph", row);
       if (b.us[m] == 0 || st.median < b.us[m]) {
         b.us[m] = st.median;

@@ -123,6 +123,16 @@ inline size_t stream_working_set_vec4(const Experiment& ex, uint64_t target, dou
   return bytes / sizeof(vec4u);
 }
 
+// The datasheet figure for this device (common/names.h), else the one its memory clock and bus
+// width give: for comparison, and as the hard limit no streaming read may pass (principle 2).
+inline SpecBandwidth device_spec_bandwidth(const Experiment& ex) {
+  int mem_khz = 0, bus_bits = 0, dev = 0;
+  CHECK_CUDA(cudaGetDevice(&dev));
+  (void)cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
+  (void)cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev);
+  return spec_bandwidth(ex.prop().name, static_cast<int>(2.0 * mem_khz * 1e3 * bus_bits / 8 / 1e9));
+}
+
 struct Ceiling {
   double gbps = 0;
   std::string source;
