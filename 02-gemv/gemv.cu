@@ -147,12 +147,19 @@ __device__ __forceinline__ float warp_sum(float v) {
 // volatile: the loads stay in program order ahead of griddepcontrol.wait in the chained kernels.
 // (common/chain.h's chain_weight_load is the same instruction; routed through it, ptxas
 // allocates gemv_tensor_core_ks2 differently and spills 12 bytes, so this copy stays.)
+// GEMV_WEIGHTS_L2_256B=0 (a diagnostic build, never the default; see results/02-gemv.md) drops the
+// L2::256B hint: 01-ceiling measures reads with it 4% under plain ones.
+#if defined(GEMV_WEIGHTS_L2_256B) && GEMV_WEIGHTS_L2_256B == 0
+#define GEMV_WEIGHTS_LD "ld.global.nc.L1::no_allocate.v4.u32"
+#else
+#define GEMV_WEIGHTS_LD "ld.global.nc.L1::no_allocate.L2::256B.v4.u32"
+#endif
 __device__ __forceinline__ vec4u load_weights16(const __half* p) {
 #if defined(PORT_HIP)
   return __builtin_nontemporal_load(reinterpret_cast<const vec4u*>(p));
 #else
   vec4u v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+  asm volatile(GEMV_WEIGHTS_LD " {%0,%1,%2,%3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
