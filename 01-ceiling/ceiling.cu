@@ -179,6 +179,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "01-ceiling: --family '%s' matches no family\n", only.c_str());
     return kExitUsage;
   }
+  double launch_best_gbps = 0;  // the best launch-size read, any size or mode
+  Json launch_best = Json::object();
   if (run_launch) {
     // The fraction is of this run's ceiling, or of the committed one when only this family ran.
     double ceiling = 0;
@@ -223,6 +225,17 @@ int main(int argc, char** argv) {
               .extra("bytes_per_launch", stream_read_bytes(chunk_vec));
           ex.add(launch_family, r);
           if (g > best_gbps[pdl]) { best_gbps[pdl] = g; best_cfg[pdl] = describe(c, blocks); }
+          if (g > launch_best_gbps) {
+            launch_best_gbps = g;
+            launch_best = Json::object();
+            launch_best.set("family", "launch size");
+            launch_best.set("kernel", c.kernel->name);
+            launch_best.set("mib_per_launch", static_cast<unsigned long long>(mib));
+            launch_best.set("mode", pdl ? "graph+PDL, no wait" : "graph");
+            launch_best.set("blocks", blocks);
+            launch_best.set("threads", c.threads);
+            launch_best.set("median_us", st.median * 1e3);
+          }
         }
       }
       Json one = Json::object();
@@ -258,10 +271,17 @@ int main(int argc, char** argv) {
   cfg.set("in_flight", best->cfg.kernel->unroll);
   cfg.set("layout", best->cfg.kernel->layout == kWarpChunk ? "warp-chunked" : "grid-stride");
   cfg.set("median_ms", best->ms.median);
-  ex.summary().set("ceiling_gbps", best->gbps);
+  // The ceiling is the best validated streaming read of any family: where back-to-back launches
+  // (the launch-size family) read faster than one 8 GiB launch, they are the ceiling, so that no
+  // MBU figure divides by less than a read this run reached.
+  const double ceiling = std::max(best->gbps, launch_best_gbps);
+  ex.summary().set("ceiling_gbps", ceiling);
+  ex.summary().set("single_launch_ceiling_gbps", best->gbps);
+  ex.summary().set("ceiling_from", launch_best_gbps > best->gbps ? "launch size" : "one launch over the working set");
+  if (launch_best_gbps > 0) ex.summary().set("launch_size_best", launch_best);
   ex.summary().set("spec_gbps", spec.gbps);
   ex.summary().set("spec_source", spec.source);
-  ex.summary().set("ceiling_fraction_of_spec", best->gbps / spec.gbps);
+  ex.summary().set("ceiling_fraction_of_spec", ceiling / spec.gbps);
   ex.summary().set("working_set_bytes", static_cast<unsigned long long>(n * sizeof(vec4u)));
   ex.summary().set("working_set_over_llc", ws_ratio);
   ex.summary().set("best_config", cfg);

@@ -142,17 +142,18 @@ __device__ __forceinline__ float warp_sum(float v) {
 #endif
 }
 
-// Weights stream once: no L1 allocation (nothing reuses them), and on sm_90 ask L2 to fetch the
-// 256-byte group the neighbouring loads of the row will want. gfx942: non-temporal (nt).
+// Weights stream once: no L1 allocation (nothing reuses them). gfx942: non-temporal (nt).
 // volatile: the loads stay in program order ahead of griddepcontrol.wait in the chained kernels.
 // (common/chain.h's chain_weight_load is the same instruction; routed through it, ptxas
 // allocates gemv_tensor_core_ks2 differently and spills 12 bytes, so this copy stays.)
-// GEMV_WEIGHTS_L2_256B=0 (a diagnostic build, never the default; see results/02-gemv.md) drops the
-// L2::256B hint: 01-ceiling measures reads with it 4% under plain ones.
-#if defined(GEMV_WEIGHTS_L2_256B) && GEMV_WEIGHTS_L2_256B == 0
-#define GEMV_WEIGHTS_LD "ld.global.nc.L1::no_allocate.v4.u32"
-#else
+// No L2::256B hint on the weights: with it, every GEMV's no-wait chain stopped at 0.91-0.92 of the
+// ceiling while a plain read of the same launches reached 1.00, and without it the same kernel
+// passed 1.0 (H200, 1e989f3's diagnostic build; results/02-gemv.md); 01-ceiling measures reads
+// with the hint 4% under plain ones. GEMV_WEIGHTS_L2_256B=1 builds the hinted loads (a diagnostic).
+#if defined(GEMV_WEIGHTS_L2_256B) && GEMV_WEIGHTS_L2_256B == 1
 #define GEMV_WEIGHTS_LD "ld.global.nc.L1::no_allocate.L2::256B.v4.u32"
+#else
+#define GEMV_WEIGHTS_LD "ld.global.nc.L1::no_allocate.v4.u32"
 #endif
 __device__ __forceinline__ vec4u load_weights16(const __half* p) {
 #if defined(PORT_HIP)
@@ -1443,7 +1444,8 @@ struct Result {
 
 class Runner {
  public:
-  Runner(Experiment& ex, Vendor& vendor, double ceiling) : ex_(ex), vendor_(vendor), ceiling_(ceiling) {}
+  Runner(Experiment& ex, Vendor& vendor, double ceiling, double spec)
+      : ex_(ex), vendor_(vendor), ceiling_(ceiling), spec_(spec) {}
 
   void enqueue(const Config& c, const Problem& p, size_t copy, cudaStream_t s) {
     const __half* w = p.weights(copy);
@@ -1515,14 +1517,17 @@ class Runner {
     else CHECK_CUDA(cudaStreamSynchronize(s));
     r.gbps = gbps(gemv_bytes(p.n, p.k), r.us.median * 1e-3);
     r.mbu = r.gbps / ceiling_;
-    ex_.require_below_ceiling(r.gbps, ceiling_, what);
+    // The no-wait bound overlaps launches freely, as the read-only bound does: like it, it may pass
+    // the one-launch ceiling a little and is held to the datasheet; every result to the ceiling.
+    if (no_wait) ex_.require_below_ceiling(r.gbps, spec_, what, 1.0);
+    else ex_.require_below_ceiling(r.gbps, ceiling_, what);
     return r;
   }
 
  private:
   Experiment& ex_;
   Vendor& vendor_;
-  double ceiling_;
+  double ceiling_, spec_;
 };
 
 std::string shape_name(int n, int k) { return std::to_string(n) + "x" + std::to_string(k); }
@@ -1677,7 +1682,7 @@ int main(int argc, char** argv) {
 
   const Ceiling ceiling = obtain_ceiling(ex);
   Vendor vendor(ex.stream());
-  Runner runner(ex, vendor, ceiling.gbps);
+  Runner runner(ex, vendor, ceiling.gbps, ex.has_gpu() ? device_spec_bandwidth(ex).gbps : 0.0);
   const TimingPlan small_plan = quick ? TimingPlan{1, 3, 1} : TimingPlan{2, 7, 1};
   const TimingPlan big_plan = TimingPlan{1, 3, 1};  // shapes over 256 MB per GEMV: each replay is long already
   ex.note("MBU = (2NK + 2K + 2N bytes / median time) over the measured ceiling " + Planner::fmt(std::round(ceiling.gbps)) +
