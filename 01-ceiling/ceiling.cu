@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
 
   // Family "launch size": MiB per launch (32 MiB = the 4096x4096 FP16 GEMV's weights).
   const std::vector<size_t> launch_mib = quick ? std::vector<size_t>{8, 32} : std::vector<size_t>{4, 8, 16, 32, 64, 128, 512};
-  const std::vector<LaunchSizeConfig> launch_cfgs = launch_size_configs(ex.prop());
+  const std::vector<LaunchSizeConfig> launch_cfgs = launch_size_configs(ex.prop(), ex.has_gpu());
   const bool launch_pdl = launch_size_pdl_available(ex.prop());
   const int launches_per_graph = sanitizing() ? 4 : 200;  // under a sanitizer the tools need every kernel once, not 200 times
 
