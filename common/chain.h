@@ -6,8 +6,9 @@
 #include "port.h"
 #include "stream_read.h"  // vec4u
 
-// Weights are read once per token: no L1 allocation (nothing reuses them), and on sm_90 the L2
-// fetches the whole 256-byte group the neighbouring lanes will want. gfx942: non-temporal.
+// Weights are read once per token: no L1 allocation (nothing reuses them). No L2::256B hint: with
+// it, 02-gemv's chained GEMVs stopped at 0.92 of the ceiling where plain reads of the same
+// launches reached 1.0 (results/02-gemv.md). gfx942: non-temporal.
 // volatile keeps the loads in program order ahead of griddepcontrol.wait, so a chained kernel
 // can have its weights in flight while it waits for its predecessor.
 __device__ __forceinline__ vec4u chain_weight_load(const void* p) {
@@ -15,7 +16,7 @@ __device__ __forceinline__ vec4u chain_weight_load(const void* p) {
   return __builtin_nontemporal_load(static_cast<const vec4u*>(p));
 #else
   vec4u v;
-  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
