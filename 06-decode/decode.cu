@@ -1702,30 +1702,15 @@ enum OpKind { kOpEmbed, kOpNorm, kOpQkv, kOpRope, kOpAttn, kOpCombine, kOpO, kOp
 const char* const kOpNames[kOpKinds] = {"embed", "rmsnorm", "qkv", "rope_append", "attention", "combine",
                                         "o_proj_residual", "gate_up_silu", "down_residual", "logits", "argmax"};
 
-// One launch, plain (<<<>>>) or with the programmatic-stream-serialisation attribute (sm_90).
+// One launch, plain (<<<>>>) or with the programmatic-stream-serialisation attribute (sm_90,
+// common/chain.h's chain_launch); on HIP always plain (the host never asks for PDL there).
 template <class... P, class... A>
 void launch_op(void (*plain)(P...), void (*pdl_fn)(P...), dim3 grid, dim3 block, size_t smem, cudaStream_t s, bool pdl,
                A... args) {
-#if !defined(PORT_HIP)
-  if (pdl) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = block;
-    cfg.dynamicSmemBytes = smem;
-    cfg.stream = s;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    at[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    CHECK_CUDA(cudaLaunchKernelEx(&cfg, pdl_fn, static_cast<P>(args)...));
-    return;
-  }
-#else
-  (void)pdl_fn;
-  (void)pdl;
+#if defined(PORT_HIP)
+  pdl = false;
 #endif
-  plain<<<grid, block, smem, s>>>(static_cast<P>(args)...);
+  chain_launch(pdl, pdl ? pdl_fn : plain, grid, block, smem, s, static_cast<P>(args)...);
   CHECK_LAUNCH();
 }
 

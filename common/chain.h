@@ -45,13 +45,13 @@ __device__ __forceinline__ void chain_acquire() {
 // overlap waits behind chain_acquire); without it, an ordinary launch. PDL needs sm_90 and
 // CUDA: a HIP build asked for it fails loudly (callers check first and skip the mode).
 template <class... Params, class... Args>
-inline void chain_launch(bool pdl, void (*kernel)(Params...), int blocks, int threads, size_t smem, cudaStream_t s,
+inline void chain_launch(bool pdl, void (*kernel)(Params...), dim3 blocks, dim3 threads, size_t smem, cudaStream_t s,
                          Args... args) {
   if (pdl) {
 #if !defined(PORT_HIP)
     cudaLaunchConfig_t lc = {};
-    lc.gridDim = dim3(blocks);
-    lc.blockDim = dim3(threads);
+    lc.gridDim = blocks;
+    lc.blockDim = threads;
     lc.dynamicSmemBytes = smem;
     lc.stream = s;
     cudaLaunchAttribute attr[1];
