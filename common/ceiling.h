@@ -25,6 +25,14 @@ inline std::string describe(const StreamConfig& c) {
   return b;
 }
 
+// Kernels with a shared-memory ring above the default 48 KB must say so before their first launch.
+template <class Fn>
+inline void allow_dynamic_smem(Fn* kernel, int bytes) {
+  if (bytes > 48 * 1024)
+    CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    bytes));
+}
+
 // A buffer of random words, its validation prefix (an odd length, so the tail path
 // runs) and the host's exact sum over that prefix.
 class StreamBuffer {
@@ -47,38 +55,17 @@ class StreamBuffer {
 
   // Every element of the prefix read exactly once: the device's sum equals the host's.
   bool validate(const StreamConfig& c, cudaStream_t s) {
-    CHECK_CUDA(cudaMemsetAsync(total_, 0, sizeof(unsigned long long), s));
     prepare(c);
-    c.kernel->check<<<c.blocks, c.threads, c.kernel->smem_bytes, s>>>(data_, n_check_, 0u, sink_, total_);
-    CHECK_LAUNCH();
-    unsigned long long got = 0;
-    CHECK_CUDA(cudaMemcpyAsync(&got, total_, sizeof got, cudaMemcpyDeviceToHost, s));
-    CHECK_CUDA(cudaStreamSynchronize(s));
-    if (got != expected_) {
-      std::fprintf(stderr, "validation failed: %s: device sum %llu, host sum %llu over %zu vectors\n",
-                   describe(c).c_str(), got, expected_, n_check_);
-      return false;
-    }
-    return true;
+    return check_sum(c.kernel->check, c.blocks, c.threads, c.kernel->smem_bytes, 0, n_check_, expected_, describe(c), s);
   }
 
   // The same exact-sum proof for any range [first, first + count) of the buffer and any check
   // kernel of the StreamCheckFn shape (the launch-size reads of common/launch_size.h).
   bool validate_range(StreamCheckFn check, int blocks, int threads, int smem, size_t first, size_t count,
                       const std::string& what, cudaStream_t s) {
-    CHECK_CUDA(cudaMemsetAsync(total_, 0, sizeof(unsigned long long), s));
-    check<<<blocks, threads, smem, s>>>(data_ + first, count, 0u, sink_, total_);
-    CHECK_LAUNCH();
-    unsigned long long got = 0, want = 0;
-    CHECK_CUDA(cudaMemcpyAsync(&got, total_, sizeof got, cudaMemcpyDeviceToHost, s));
+    unsigned long long want = 0;
     for (size_t w = first * 4; w < (first + count) * 4; ++w) want += hash32(seed_, w);
-    CHECK_CUDA(cudaStreamSynchronize(s));
-    if (got != want) {
-      std::fprintf(stderr, "validation failed: %s: device sum %llu, host sum %llu over vectors [%zu, %zu)\n",
-                   what.c_str(), got, want, first, first + count);
-      return false;
-    }
-    return true;
+    return check_sum(check, blocks, threads, smem, first, count, want, what, s);
   }
   const vec4u* data() const { return data_; }
   unsigned* sink() const { return sink_; }
@@ -92,14 +79,25 @@ class StreamBuffer {
   }
 
  private:
-  // Kernels with a shared-memory ring above the default 48 KB must say so first.
   static void prepare(const StreamConfig& c) {
-    if (c.kernel->smem_bytes > 48 * 1024) {
-      CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(c.kernel->read),
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, c.kernel->smem_bytes));
-      CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(c.kernel->check),
-                                      cudaFuncAttributeMaxDynamicSharedMemorySize, c.kernel->smem_bytes));
+    allow_dynamic_smem(c.kernel->read, c.kernel->smem_bytes);
+    allow_dynamic_smem(c.kernel->check, c.kernel->smem_bytes);
+  }
+  // One check kernel over [first, first + count): its 64-bit device sum against the host's `want`.
+  bool check_sum(StreamCheckFn check, int blocks, int threads, int smem, size_t first, size_t count,
+                 unsigned long long want, const std::string& what, cudaStream_t s) {
+    CHECK_CUDA(cudaMemsetAsync(total_, 0, sizeof(unsigned long long), s));
+    check<<<blocks, threads, smem, s>>>(data_ + first, count, 0u, sink_, total_);
+    CHECK_LAUNCH();
+    unsigned long long got = 0;
+    CHECK_CUDA(cudaMemcpyAsync(&got, total_, sizeof got, cudaMemcpyDeviceToHost, s));
+    CHECK_CUDA(cudaStreamSynchronize(s));
+    if (got != want) {
+      std::fprintf(stderr, "validation failed: %s: device sum %llu, host sum %llu over vectors [%zu, %zu)\n",
+                   what.c_str(), got, want, first, first + count);
+      return false;
     }
+    return true;
   }
   size_t n_, n_check_ = 0;
   uint64_t seed_;

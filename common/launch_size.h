@@ -200,12 +200,8 @@ class LaunchSizeBench {
 
  private:
   static void prepare(const LaunchSizeConfig& c) {
-    if (c.kernel->smem_bytes <= 48 * 1024) return;
-    for (StreamReadFn f : {c.kernel->read, c.kernel->read_pdl})
-      CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                      c.kernel->smem_bytes));
-    CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(c.kernel->check),
-                                    cudaFuncAttributeMaxDynamicSharedMemorySize, c.kernel->smem_bytes));
+    for (StreamReadFn f : {c.kernel->read, c.kernel->read_pdl}) allow_dynamic_smem(f, c.kernel->smem_bytes);
+    allow_dynamic_smem(c.kernel->check, c.kernel->smem_bytes);
   }
   StreamBuffer& buf_;
   int sms_;
