@@ -1,0 +1,556 @@
+// chain_probe: where a chained (programmatic dependent launch) GEMV loses time. An exploratory
+// probe beside 02-gemv, not a suite result: its figures are quoted on results/02-gemv.md with the
+// raw output they come from (results/h200/probes/), never in 02-gemv.json.
+//
+// One shape, 4096x4096 FP16 (the issue's chained criterion), one kernel design: 02-gemv's rows in
+// flight r4 c4 (4 rows per warp, 4 chunks of 16 loads of 16 B per lane, 128-thread blocks,
+// __launch_bounds__(128, 4)), 200 launches in a CUDA graph over 32 rotating copies of W (1.07 GB),
+// timed by events over 15 replays (median and min per GEMV). Every chained or isolated variant is
+// validated against a CPU double reference (relative L2 < 1e-3, else exit 1); the no-wait variants
+// race on y by construction (they are bounds) and are only timed.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
+//   build/chain_probe prefetch|delay|timeline|smem|claimed
+//
+// The sets (each a question): prefetch (more of the next GEMV's weights requested around the wait:
+// L2 prefetch or shared memory, before or after it), delay (the first loads issued later: after a
+// fixed delay, or once the previous GEMV's warps are in their last chunks), timeline (%globaltimer
+// stamps: block start, wait return and warp end per launch), smem (chunks 1-2 staged in shared
+// memory before the wait by LDGSTS or the bulk copy engine), claimed (the chunks after the wait
+// handed out at run time to even out the tail). sm_90 only (PTX inline); no HIP build.
+#include <cuda_fp16.h>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <vector>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
+struct v4 { uint32_t x, y, z, w; };
+__device__ __forceinline__ v4 ldw(const void* p) { v4 v; asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
+__device__ __forceinline__ void pf(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p) : "memory"); }
+__device__ __forceinline__ void dot8(const v4& w, const v4& x, float& a0, float& a1) {
+  const uint32_t ww[4] = {w.x, w.y, w.z, w.w}, xx[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) { float2 a = __half22float2(*reinterpret_cast<const __half2*>(&ww[i])); float2 b = __half22float2(*reinterpret_cast<const __half2*>(&xx[i])); a0 = fmaf(a.x, b.x, a0); a1 = fmaf(a.y, b.y, a1); }
+}
+// MODE 0 chunk0 regs pre-wait; 1 +L2 pf chunk1 after wait; 2 +L2 pf all rest after wait;
+// 3 chunk1 cp.async->smem pre-wait; 4 = 3 + L2 pf rest after wait; 5 L2 pf chunk1 pre-wait;
+// 6 chunk1 cp.async->smem right after wait
+__device__ unsigned long long* g_ts;  // [launch][3][2048]: start per block, wait return per warp, end per warp
+__device__ __forceinline__ unsigned long long gt() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+template <int MODE, bool PDL, bool WAIT, bool STAMP = false>
+__global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int delay_ns) {
+  extern __shared__ v4 sm[];
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+  const int nw = gridDim.x * wpb, groups = N / 4, nvec = K / 8, nch = nvec / 128;
+  const int li = STAMP ? (int)(target / (unsigned)min(nw, groups)) : 0;
+  unsigned long long* ts = STAMP ? g_ts + (size_t)li * 3 * 2048 : nullptr;
+  if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  bool first = true;
+  v4* my = sm + wib * (MODE == 12 ? 32 : 16) * 32;
+  auto pf_chunk = [&](const __half* wr, int ch) {
+    const char* b = reinterpret_cast<const char*>(wr);
+#pragma unroll
+    for (int L = lane; L < 64; L += 32) pf(b + (size_t)(L / 16) * K * 2 + ch * 2048 + (L % 16) * 128);
+  };
+  auto cp_chunk = [&](const __half* wr, int ch, int slot = 0) {
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const __half* src = wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane);
+        uint32_t dst = (uint32_t)__cvta_generic_to_shared(my + slot * 512 + (r * 4 + c) * 32 + lane);
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+      }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+  };
+  if (PDL && MODE == 7 && delay_ns > 0) {
+    unsigned long long t0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    unsigned long long t = t0;
+    while (t - t0 < (unsigned long long)delay_ns) { __nanosleep(64); asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); }
+  }
+  if (PDL && (MODE == 8 || MODE == 9) && target > 0) {
+    if (lane == 0) {
+      unsigned long long t0; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+      for (;;) {
+        unsigned v; asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(prog) : "memory");
+        if ((int)(v - target) >= 0) break;
+        unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > 20000) break;  // 20 us: give up waiting, a hint only
+        __nanosleep(32);
+      }
+    }
+    __syncwarp();
+  }
+  for (int g = blockIdx.x * wpb + wib; g < groups; g += nw) {
+    const __half* wr = W + (size_t)g * 4 * K;
+    float a[4][2] = {};
+#pragma unroll 1
+    for (int ch = 0; ch < nch; ++ch) {
+      v4 w[4][4];
+      const bool from_smem = first && ((ch == 1 && (MODE == 3 || MODE == 4 || MODE == 6 || MODE == 12)) || (ch == 2 && MODE == 12)) && ch < nch;
+      if (from_smem) {
+        asm volatile("cp.async.wait_all;" ::: "memory");
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) w[r][c] = my[(ch - 1) * 512 + (r * 4 + c) * 32 + lane];
+      } else {
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane));
+      }
+      if (PDL && lane == 0 && g + nw >= groups && ((MODE == 8 && ch == nch - 1) || (MODE == 9 && ch == (nch > 1 ? nch - 2 : 0))))
+        asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(prog) : "memory");
+      if (first && ch == 0) {
+        if ((MODE == 3 || MODE == 4 || MODE == 12) && nch > 1) cp_chunk(wr, 1, 0);
+        if (MODE == 12 && nch > 2) cp_chunk(wr, 2, 1);
+        if (MODE == 5 && nch > 1) pf_chunk(wr, 1);
+        if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
+        if (STAMP && lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt();
+        if (MODE == 6 && nch > 1) cp_chunk(wr, 1);
+        if (MODE == 1 && nch > 1) pf_chunk(wr, 1);
+        if (MODE == 2) for (int c2 = 1; c2 < nch; ++c2) pf_chunk(wr, c2);
+        if (MODE == 4) for (int c2 = 2; c2 < nch; ++c2) pf_chunk(wr, c2);
+      }
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+#pragma unroll
+        for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
+      }
+    }
+    first = false;
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      float s = a[r][0] + a[r][1];
+      for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(~0u, s, o);
+      if (lane == 0) y[g * 4 + r] = __float2half(s);
+    }
+    if (STAMP && lane == 0) ts[4096 + blockIdx.x * wpb + wib] = gt();
+  }
+  if (first && PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+// m12' / m13: chunk 0 in registers and chunks 1, 2 in shared memory before the wait (TMA: cp.async.bulk
+// on a per-warp mbarrier; else LDGSTS); after the wait chunk 0 is consumed, chunk 3's loads issued,
+// chunks 1, 2 consumed from shared memory, then chunk 3. K = 4096 only (4 chunks of 128 vectors).
+template <bool TMA, bool PDL, bool WAIT, bool STAMP = false>
+__global__ void __launch_bounds__(128, 3) kern2(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int) {
+  extern __shared__ __align__(128) v4 sm2[];
+  __shared__ __align__(8) unsigned long long bars[4];
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+  const int nw = gridDim.x * wpb, groups = N / 4;
+  const int li = STAMP ? (int)(target / (unsigned)min(nw, groups)) : 0;
+  unsigned long long* ts = STAMP ? g_ts + (size_t)li * 3 * 2048 : nullptr;
+  if (STAMP && threadIdx.x == 0) ts[blockIdx.x] = gt();
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  v4* my = sm2 + wib * 2 * 512;  // [chunk 1..2][row 0..3][128 vectors]
+  const unsigned bar = (unsigned)__cvta_generic_to_shared(&bars[wib]);
+  if (TMA && lane == 0) { asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory"); asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+  __syncwarp();
+  int phase = 0;
+  for (int g = blockIdx.x * wpb + wib; g < groups; g += nw) {
+    const __half* wr = W + (size_t)g * 4 * K;
+    float a[4][2] = {};
+    v4 w[4][4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (c * 32 + lane));
+    if (TMA) {
+      if (lane == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(16384u) : "memory");
+#pragma unroll
+        for (int ch = 1; ch <= 2; ++ch)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            unsigned dst = (unsigned)__cvta_generic_to_shared(my + (ch - 1) * 512 + r * 128);
+            asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst), "l"(wr + (size_t)r * K + ch * 1024), "r"(2048u), "r"(bar) : "memory");
+          }
+      }
+    } else {
+#pragma unroll
+      for (int ch = 1; ch <= 2; ++ch)
+#pragma unroll
+        for (int r = 0; r < 4; ++r)
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            unsigned dst = (unsigned)__cvta_generic_to_shared(my + (ch - 1) * 512 + r * 128 + c * 32 + lane);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane)) : "memory");
+          }
+      asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    if (PDL && WAIT && g < nw) asm volatile("griddepcontrol.wait;" ::: "memory");
+    if (STAMP && lane == 0 && g < nw) ts[2048 + blockIdx.x * wpb + wib] = gt();
+    auto consume = [&](int ch) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+#pragma unroll
+        for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
+      }
+    };
+    consume(0);
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (3 * 128 + c * 32 + lane));
+    if (TMA) {
+      for (;;) { unsigned done; asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }" : "=r"(done) : "r"(bar), "r"((unsigned)phase) : "memory"); if (done) break; }
+      phase ^= 1;
+    } else {
+      asm volatile("cp.async.wait_all;" ::: "memory");
+    }
+#pragma unroll
+    for (int ch = 1; ch <= 2; ++ch)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+#pragma unroll
+        for (int r = 0; r < 4; ++r) dot8(my[(ch - 1) * 512 + r * 128 + c * 32 + lane], xv, a[r][0], a[r][1]);
+      }
+    consume(3);
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      float s = a[r][0] + a[r][1];
+      for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(~0u, s, o);
+      if (lane == 0) y[g * 4 + r] = __float2half(s);
+    }
+    if (TMA) { __syncwarp(); asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+    if (STAMP && lane == 0) ts[4096 + blockIdx.x * wpb + wib] = gt();
+  }
+  if (blockIdx.x * wpb + wib >= groups && PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+// m20: chunk 0 of the warp's own group in registers before the wait (static); after it, the other
+// chunks of every group are claimed at run time (8 counters per launch), each warp's partial sums
+// added at L2 into y32, and the warp that completes a group's 4th chunk writes y (FP16) and
+// zeroes y32 and the group's count for the next launch. K = 4096 (4 chunks) only.
+__device__ float* g_y32;
+__device__ unsigned* g_done;
+__device__ unsigned* g_claim;  // [launch][8]
+template <bool PDL, bool WAIT, bool STAMP = false>
+__global__ void __launch_bounds__(128, 4) kern3(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int launch) {
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+  const int groups = N / 4;
+  const int li = launch;
+  unsigned long long* ts = STAMP ? g_ts + (size_t)li * 3 * 2048 : nullptr;
+  if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  const int gw = blockIdx.x * wpb + wib;  // this warp; owns group gw's chunk 0 (nw == groups)
+  unsigned* claim = g_claim + (size_t)launch * 8 + (gw & 7);
+  const int part0 = (gw & 7) * (groups / 8), units = 3 * (groups / 8);  // its partition: groups [part0, part0 + groups/8) x chunks 1..3
+  v4 w[4][4];
+  auto load = [&](int g, int ch) {
+    const __half* wr = W + (size_t)g * 4 * K;
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane));
+  };
+  auto take = [&](int g, int ch) {
+    float a[4][2] = {};
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+#pragma unroll
+      for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
+    }
+    float s[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      s[r] = a[r][0] + a[r][1];
+      for (int o = 16; o; o >>= 1) s[r] += __shfl_xor_sync(~0u, s[r], o);
+    }
+    if (lane == 0) {
+      float* yy = g_y32 + g * 4;
+#pragma unroll
+      for (int r = 0; r < 4; ++r) asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;" ::"l"(yy + r), "f"(s[r]) : "memory");
+      unsigned old;
+      asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;" : "=r"(old) : "l"(g_done + g) : "memory");
+      if (old == 3) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          float v; asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(yy + r) : "memory");
+          y[g * 4 + r] = __float2half(v);
+          yy[r] = 0.f;
+        }
+        g_done[g] = 0;
+      }
+    }
+  };
+  auto next = [&]() {
+    unsigned u = 0;
+    if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory");
+    return (int)__shfl_sync(~0u, u, 0);
+  };
+  if (gw < groups) load(gw, 0);
+  if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (STAMP && lane == 0) ts[2048 + gw] = gt();
+  if (gw >= groups) return;
+  int u = next();
+  take(gw, 0);
+  while (u < units) {
+    const int g = part0 + u % (groups / 8), ch = 1 + u / (groups / 8);
+    load(g, ch);
+    const int un = next();
+    take(g, ch);
+    u = un;
+  }
+  if (STAMP && lane == 0) ts[4096 + gw] = gt();
+}
+
+// m21: as m20, but no atomics on the results: a claimed chunk's 4 partial sums are stored into
+// part[group][chunk][row] (plain relaxed stores; each value is its own readiness flag against a
+// NaN sentinel), and the group's owner (the warp that did its chunk 0) collects them at its end.
+__device__ float* g_part;  // [groups][4][4]
+__device__ __forceinline__ float ld_relaxed_f(const float* p) { float v; asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory"); return v; }
+__device__ __forceinline__ void st_relaxed_f(float* p, float v) { asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory"); }
+#define SENT 0x7fc0deadu
+template <bool PDL, bool WAIT, bool STAMP = false>
+__global__ void __launch_bounds__(128, 4) kern4(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int launch) {
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+  const int groups = N / 4;
+  unsigned long long* ts = STAMP ? g_ts + (size_t)launch * 3 * 2048 : nullptr;
+  if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  const int gw = blockIdx.x * wpb + wib;
+  unsigned* claim = g_claim + (size_t)launch * 8 + (gw & 7);
+  const int part0 = (gw & 7) * (groups / 8), units = 3 * (groups / 8);
+  v4 w[4][4];
+  auto load = [&](int g, int ch) {
+    const __half* wr = W + (size_t)g * 4 * K;
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane));
+  };
+  float s[4];
+  auto take = [&](int ch) {
+    float a[4][2] = {};
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+#pragma unroll
+      for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
+    }
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      s[r] = a[r][0] + a[r][1];
+      for (int o = 16; o; o >>= 1) s[r] += __shfl_xor_sync(~0u, s[r], o);
+    }
+  };
+  auto next = [&]() {
+    unsigned u = 0;
+    if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory");
+    return (int)__shfl_sync(~0u, u, 0);
+  };
+  if (gw < groups) load(gw, 0);
+  if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (STAMP && lane == 0) ts[2048 + gw] = gt();
+  if (gw >= groups) return;
+  int u = next();
+  take(0);
+  const float own[4] = {s[0], s[1], s[2], s[3]};
+  while (u < units) {
+    const int g = part0 + u % (groups / 8), ch = 1 + u / (groups / 8);
+    load(g, ch);
+    const int un = next();
+    take(ch);
+    if (lane < 4) st_relaxed_f(g_part + (g * 4 + ch) * 4 + lane, lane == 0 ? s[0] : lane == 1 ? s[1] : lane == 2 ? s[2] : s[3]);
+    u = un;
+  }
+  // collect this warp's group: lanes 0..11 poll (chunk 1..3) x (row 0..3)
+  float v = 0.f;
+  if (lane < 12) {
+    float* p = g_part + (gw * 4 + 1 + lane / 4) * 4 + lane % 4;
+    unsigned long long t0 = gt();
+    for (;;) {
+      v = ld_relaxed_f(p);
+      if (__float_as_uint(v) != SENT) break;
+      if (gt() - t0 > 2000000ull) { v = __int_as_float(0x7fffffff); break; }  // 2 ms: give up, NaN out (validation fails)
+    }
+    st_relaxed_f(p, __uint_as_float(SENT));
+  }
+  // row r's sum: own[r] + lanes r, 4 + r, 8 + r
+  float t = v + __shfl_down_sync(~0u, v, 4) + __shfl_down_sync(~0u, v, 8);
+  if (lane < 4) y[gw * 4 + lane] = __float2half((lane == 0 ? own[0] : lane == 1 ? own[1] : lane == 2 ? own[2] : own[3]) + t);
+  if (STAMP && lane == 0) ts[4096 + gw] = gt();
+}
+__global__ void fill_sent(float* p, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = __uint_as_float(SENT); }
+__global__ void fill(__half* p, size_t n, uint32_t seed, float scale) {
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+    uint32_t h = (uint32_t)i * 2654435761u ^ seed; h ^= h >> 15; h *= 2246822519u; h ^= h >> 13; h *= 3266489917u; h ^= h >> 16;
+    p[i] = __float2half(((h & 0xffffff) / 16777216.f * 2.f - 1.f) * scale);
+  }
+}
+static unsigned* g_claim_host;
+typedef void (*KF)(const __half*, const __half*, __half*, int, int, unsigned*, unsigned, int);
+int main(int argc, char** argv) {
+  {
+    const std::string a = argc == 2 ? argv[1] : "";
+    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed") {
+      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed\n");
+      return 2;
+    }
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) { printf("chain_probe: skipped (no GPU)\n"); return 77; }
+  }
+  const int N = 4096, K = 4096, copies = 32, launches = 200;
+  const size_t per = (size_t)N * K;
+  __half *W, *x, *y;
+  CK(cudaMalloc(&W, per * copies * 2)); CK(cudaMalloc(&x, K * 2)); CK(cudaMalloc(&y, N * 2));
+  fill<<<1024, 256>>>(W, per * copies, 1234u, 1.f / 64); fill<<<8, 256>>>(x, K, 99u, 1.f);
+  CK(cudaDeviceSynchronize());
+  std::vector<__half> hx(K); CK(cudaMemcpy(hx.data(), x, K * 2, cudaMemcpyDeviceToHost));
+  std::vector<std::vector<double>> ref(copies);
+  std::vector<__half> hw(per);
+  unsigned* prog; CK(cudaMalloc(&prog, 4));
+  unsigned long long* ts; const size_t nts = (size_t)launches * 3 * 2048; CK(cudaMalloc(&ts, nts * 8)); CK(cudaMemcpyToSymbol(g_ts, &ts, sizeof ts));
+  std::vector<unsigned long long> hts(nts);
+  { float* y32; unsigned *done, *claim; CK(cudaMalloc(&y32, N * 4)); CK(cudaMalloc(&done, N)); CK(cudaMalloc(&claim, launches * 8 * 4));
+    CK(cudaMemset(y32, 0, N * 4)); CK(cudaMemset(done, 0, N)); CK(cudaMemset(claim, 0, launches * 32));
+    CK(cudaMemcpyToSymbol(g_y32, &y32, sizeof y32)); CK(cudaMemcpyToSymbol(g_done, &done, sizeof done)); CK(cudaMemcpyToSymbol(g_claim, &claim, sizeof claim)); g_claim_host = claim;
+    float* part; CK(cudaMalloc(&part, N * 4 * 4)); fill_sent<<<64, 256>>>(part, N * 4); CK(cudaMemcpyToSymbol(g_part, &part, sizeof part)); }
+  cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  struct V { const char* name; KF f; bool pdl; int grid, threads; size_t smem; int delay; };
+  std::vector<V> vs;
+  // The variant sets, one per question (each set's raw output is committed under results/h200/probes/).
+  const std::string set = argc > 1 ? argv[1] : "";
+  const int G = 256, T = 128;
+  if (set == "prefetch") {  // more of the next GEMV's weights in flight, before or after the wait
+    vs.push_back({"isolated m0", kern<0, false, true>, false, G, T, 0, 0});
+    vs.push_back({"nowait m0", kern<0, true, false>, true, G, T, 0, 0});
+    vs.push_back({"chain m0 base", kern<0, true, true>, true, G, T, 0, 0});
+    vs.push_back({"chain m1 pf1 after", kern<1, true, true>, true, G, T, 0, 0});
+    vs.push_back({"chain m2 pfall after", kern<2, true, true>, true, G, T, 0, 0});
+    vs.push_back({"chain m3 smem1 pre", kern<3, true, true>, true, G, T, 32768, 0});
+    vs.push_back({"chain m4 smem1 pre+pf", kern<4, true, true>, true, G, T, 32768, 0});
+    vs.push_back({"chain m5 pf1 pre", kern<5, true, true>, true, G, T, 0, 0});
+    vs.push_back({"chain m6 smem1 after", kern<6, true, true>, true, G, T, 32768, 0});
+    vs.push_back({"nowait m3", kern<3, true, false>, true, G, T, 32768, 0});
+  } else if (set == "delay") {  // the next GEMV's first loads issued later: after a delay, or when the previous one is in its last chunk
+    vs.push_back({"isolated m0", kern<0, false, true>, false, G, T, 0, 0});
+    vs.push_back({"nowait m0", kern<0, true, false>, true, G, T, 0, 0});
+    vs.push_back({"chain m0 base", kern<0, true, true>, true, G, T, 0, 0});
+    static const char* dn[] = {"chain m7 delay 1us", "chain m7 delay 2us", "chain m7 delay 3us", "chain m7 delay 4us", "chain m7 delay 5us", "chain m7 delay 6us", "chain m7 delay 7us"};
+    for (int d = 1; d <= 7; ++d) vs.push_back({dn[d - 1], kern<7, true, true>, true, G, T, 0, d * 1000});
+    for (int grid : {256, 128, 512}) {
+      vs.push_back({"chain m8 gate last", kern<8, true, true>, true, grid, T, 0, 0});
+      vs.push_back({"chain m9 gate last-1", kern<9, true, true>, true, grid, T, 0, 0});
+      vs.push_back({"chain m0 base", kern<0, true, true>, true, grid, T, 0, 0});
+      vs.push_back({"nowait m0", kern<0, true, false>, true, grid, T, 0, 0});
+    }
+  } else if (set == "timeline") {  // when blocks start, when the wait returns, when warps end
+    for (int grid : {256, 264, 128}) {
+      vs.push_back({"isolated stamp", kern<0, false, true, true>, false, grid, T, 0, 0});
+      vs.push_back({"nowait stamp", kern<0, true, false, true>, true, grid, T, 0, 0});
+      vs.push_back({"chain stamp", kern<0, true, true, true>, true, grid, T, 0, 0});
+      vs.push_back({"chain m0 base", kern<0, true, true>, true, grid, T, 0, 0});
+    }
+  } else if (set == "smem") {  // chunks 1 and 2 in shared memory before the wait (LDGSTS or the bulk copy engine)
+    vs.push_back({"chain stamp", kern<0, true, true, true>, true, G, T, 0, 0});
+    vs.push_back({"nowait stamp", kern<0, true, false, true>, true, G, T, 0, 0});
+    vs.push_back({"chain m12' ldgsts stamp", kern2<false, true, true, true>, true, G, T, 65536, 0});
+    vs.push_back({"chain m13 tma stamp", kern2<true, true, true, true>, true, G, T, 65536, 0});
+    vs.push_back({"nowait m13 tma stamp", kern2<true, true, false, true>, true, G, T, 65536, 0});
+    vs.push_back({"isolated m13 tma", kern2<true, false, true, false>, false, G, T, 65536, 0});
+    vs.push_back({"chain m12 smem12 pre stamp", kern<12, true, true, true>, true, G, T, 65536, 0});
+    vs.push_back({"chain base again", kern<0, true, true, false>, true, G, T, 0, 0});
+  } else if (set == "claimed") {  // the chunks after the wait handed out at run time (balance the tail)
+    vs.push_back({"chain stamp", kern<0, true, true, true>, true, G, T, 0, 0});
+    vs.push_back({"isolated stamp", kern<0, false, true, true>, false, G, T, 0, 0});
+    vs.push_back({"chain m20 claimed stamp", kern3<true, true, true>, true, G, T, 0, -1});
+    vs.push_back({"isolated m20 claimed", kern3<false, true, false>, false, G, T, 0, -1});
+    vs.push_back({"chain m21 claimed stamp", kern4<true, true, true>, true, G, T, 0, -1});
+    vs.push_back({"isolated m21 claimed", kern4<false, true, false>, false, G, T, 0, -1});
+    vs.push_back({"nowait m0", kern<0, true, false>, true, G, T, 0, 0});
+    vs.push_back({"chain base", kern<0, true, true>, true, G, T, 0, 0});
+  } else {
+    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed\n");
+    return 2;
+  }
+  for (auto& v : vs) if (v.smem > 48 * 1024) CK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
+  int last = (launches - 1) % copies;
+  CK(cudaMemcpy(hw.data(), W + per * last, per * 2, cudaMemcpyDeviceToHost));
+  std::vector<double> r(N);
+  for (int n = 0; n < N; ++n) { double acc = 0; for (int k = 0; k < K; ++k) acc += (double)__half2float(hw[(size_t)n * K + k]) * __half2float(hx[k]); r[n] = acc; }
+  bool bad = false;
+  for (auto& v : vs) {
+    { int nb = 0; CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nb, v.f, v.threads, v.smem)); printf("[%s: %d blocks/SM]\n", v.name, nb); }
+    cudaGraph_t g; cudaGraphExec_t ge;
+    CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CK(cudaMemsetAsync(prog, 0, 4, s));
+    CK(cudaMemsetAsync(g_claim_host, 0, launches * 32, s));
+    const unsigned wtot = (unsigned)std::min(v.grid * (v.threads / 32), N / 4);
+    for (int i = 0; i < launches; ++i) {
+      cudaLaunchConfig_t lc = {}; lc.gridDim = v.grid; lc.blockDim = v.threads; lc.dynamicSmemBytes = v.smem; lc.stream = s;
+      cudaLaunchAttribute at[1]; at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization; at[0].val.programmaticStreamSerializationAllowed = 1;
+      lc.attrs = at; lc.numAttrs = v.pdl ? 1 : 0;
+      CK(cudaLaunchKernelEx(&lc, v.f, (const __half*)(W + per * (i % copies)), (const __half*)x, y, N, K, prog, (unsigned)i * wtot, v.delay < 0 ? i : v.delay));
+    }
+    CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
+    CK(cudaMemset(y, 0xff, N * 2));
+    CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s));
+    std::vector<__half> hy(N); CK(cudaMemcpy(hy.data(), y, N * 2, cudaMemcpyDeviceToHost));
+    double e2 = 0, r2 = 0; for (int n = 0; n < N; ++n) { double d = __half2float(hy[n]) - r[n]; e2 += d * d; r2 += r[n] * r[n]; }
+    double rel = std::sqrt(e2 / r2);
+    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
+    std::vector<float> t;
+    for (int rep = 0; rep < 15; ++rep) { CK(cudaEventRecord(a, s)); CK(cudaGraphLaunch(ge, s)); CK(cudaEventRecord(b, s)); CK(cudaEventSynchronize(b)); float ms; CK(cudaEventElapsedTime(&ms, a, b)); t.push_back(ms); }
+    std::sort(t.begin(), t.end());
+    double us = t[t.size() / 2] * 1000.0 / launches, mn = t[0] * 1000.0 / launches;
+    const bool bound = strncmp(v.name, "nowait", 6) == 0;
+    if (!bound && !(rel < 1e-3)) bad = true;
+    printf("%-26s %4d x %-4d smem %6zu  median %.3f us  min %.3f us  %.0f GB/s  %s\n", v.name, v.grid, v.threads, v.smem, us, mn,
+           (per * 2 + K * 2 + N * 2) / us / 1e3, bound ? "(no wait: y raced, not validated)" : rel < 1e-3 ? "valid" : "INVALID");
+    if (bound) (void)rel;
+    if (strstr(v.name, "stamp")) {
+      CK(cudaMemset(ts, 0, nts * 8)); CK(cudaGraphLaunch(ge, s)); CK(cudaStreamSynchronize(s));
+      CK(cudaMemcpy(hts.data(), ts, nts * 8, cudaMemcpyDeviceToHost));
+      const int nb = v.grid, nwp = std::min(v.grid * v.threads / 32, N / 4);
+      double acc[9] = {}; int cnt = 0;
+      for (int i = 50; i < 150; ++i) {
+        auto L = [&](int li, int part, int n, bool mx) { unsigned long long m = mx ? 0ull : ~0ull; for (int j = 0; j < n; ++j) { auto t = hts[(size_t)li * 3 * 2048 + part * 2048 + j]; m = mx ? std::max(m, t) : std::min(m, t); } return (double)m; };
+        double pe_last = L(i - 1, 2, nwp, true), pe_first = L(i - 1, 2, nwp, false), pe_med;
+        { std::vector<double> e; for (int j = 0; j < nwp; ++j) e.push_back((double)hts[(size_t)(i - 1) * 6144 + 4096 + j]); std::sort(e.begin(), e.end()); pe_med = e[e.size() / 2]; }
+        double p_wret_last = L(i - 1, 1, nwp, true);
+        double s_first = L(i, 0, nb, false), s_last = L(i, 0, nb, true), w_first = L(i, 1, nwp, false), w_last = L(i, 1, nwp, true), e_last = L(i, 2, nwp, true);
+        double d[9] = {s_first - pe_last, s_last - pe_last, w_first - pe_last, w_last - pe_last, e_last - pe_last, pe_last - pe_first, pe_last - pe_med, s_first - p_wret_last, s_last - L(i, 0, nb, false)};
+        for (int k = 0; k < 9; ++k) acc[k] += d[k]; ++cnt;
+      }
+      {
+        double sum_end[8] = {}, max_end[8] = {}; int nk[8] = {}; int hist[8] = {};
+        for (int i = 50; i < 150; ++i) {
+          const unsigned long long* b = &hts[(size_t)i * 6144];
+          int per_sm[256] = {};
+          for (int j = 0; j < nb; ++j) per_sm[b[1024 + j] & 255]++;
+          double e0 = 1e30; for (int j = 0; j < nwp; ++j) e0 = std::min(e0, (double)b[4096 + j]);
+          double ws = 1e30; for (int j = 0; j < nwp; ++j) ws = std::min(ws, (double)b[2048 + j]);
+          for (int sm_ = 0; sm_ < 132; ++sm_) hist[std::min(per_sm[sm_], 7)]++;
+          for (int j = 0; j < nwp; ++j) {
+            int k = std::min(per_sm[b[1024 + j / 4] & 255], 7);
+            double e = (double)b[4096 + j] - ws;
+            sum_end[k] += e; nk[k]++; max_end[k] = std::max(max_end[k], e);
+          }
+        }
+        printf("   blocks of one launch per SM: ");
+        for (int k = 0; k < 8; ++k) if (hist[k]) printf("%d:%.1f SMs ", k, hist[k] / 100.0);
+        printf("\n   warp end after first wait return, by how many blocks of its launch share its SM: ");
+        for (int k = 0; k < 8; ++k) if (nk[k]) printf("k=%d mean %.0f max %.0f ns (%d warps) | ", k, sum_end[k] / nk[k], max_end[k], nk[k]);
+        printf("\n");
+      }
+      printf("   timeline (ns, vs previous launch's last warp end): first block start %.0f, last block start %.0f, first wait return %.0f, last wait return %.0f, last end (period) %.0f; prev tail: last-first end %.0f, last-median end %.0f; first start after prev's last wait return %.0f; start spread %.0f\n",
+             acc[0] / cnt, acc[1] / cnt, acc[2] / cnt, acc[3] / cnt, acc[4] / cnt, acc[5] / cnt, acc[6] / cnt, acc[7] / cnt, acc[8] / cnt);
+    }
+    CK(cudaGraphExecDestroy(ge)); CK(cudaGraphDestroy(g));
+  }
+  if (bad) { printf("chain_probe: a chained or isolated variant failed validation\n"); return 1; }
+  return 0;
+}
