@@ -148,7 +148,7 @@ __global__ void __launch_bounds__(128, 3) kern2(const __half* __restrict__ W, co
   const int nw = gridDim.x * wpb, groups = N / 4;
   const int li = STAMP ? (int)(target / (unsigned)min(nw, groups)) : 0;
   unsigned long long* ts = STAMP ? g_ts + (size_t)li * 3 * 2048 : nullptr;
-  if (STAMP && threadIdx.x == 0) ts[blockIdx.x] = gt();
+  if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
   if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   v4* my = sm2 + wib * 2 * 512;  // [chunk 1..2][row 0..3][128 vectors]
   const unsigned bar = (unsigned)__cvta_generic_to_shared(&bars[wib]);
