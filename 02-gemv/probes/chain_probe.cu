@@ -228,6 +228,34 @@ __global__ void __launch_bounds__(128, 3) kern2(const __half* __restrict__ W, co
   if (blockIdx.x * wpb + wib >= groups && PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
 }
 
+// The claimed kernels' pieces: one chunk of a 4-row group into registers, its 4 row sums
+// (butterfly: every lane holds them), and a run-time claim (lane 0's atomic, broadcast).
+__device__ __forceinline__ void load_group_chunk(v4 (&w)[4][4], const __half* W, int K, int g, int ch, int lane) {
+  const __half* wr = W + (size_t)g * 4 * K;
+#pragma unroll
+  for (int r = 0; r < 4; ++r)
+#pragma unroll
+    for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane));
+}
+__device__ __forceinline__ void chunk_sums(const v4 (&w)[4][4], const __half* x, int ch, int lane, float (&s)[4]) {
+  float a[4][2] = {};
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+#pragma unroll
+    for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
+  }
+#pragma unroll
+  for (int r = 0; r < 4; ++r) {
+    s[r] = a[r][0] + a[r][1];
+    for (int o = 16; o; o >>= 1) s[r] += __shfl_xor_sync(~0u, s[r], o);
+  }
+}
+__device__ __forceinline__ int claim_next(unsigned* claim, int lane) {
+  unsigned u = 0;
+  if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory");
+  return (int)__shfl_sync(~0u, u, 0);
+}
 // m20: chunk 0 of the warp's own group in registers before the wait (static); after it, the other
 // chunks of every group are claimed at run time (8 counters per launch), each warp's partial sums
 // added at L2 into y32, and the warp that completes a group's 4th chunk writes y (FP16) and
@@ -247,27 +275,10 @@ __global__ void __launch_bounds__(128, 4) kern3(const __half* __restrict__ W, co
   unsigned* claim = g_claim + (size_t)launch * 8 + (gw & 7);
   const int part0 = (gw & 7) * (groups / 8), units = 3 * (groups / 8);  // its partition: groups [part0, part0 + groups/8) x chunks 1..3
   v4 w[4][4];
-  auto load = [&](int g, int ch) {
-    const __half* wr = W + (size_t)g * 4 * K;
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane));
-  };
+  auto load = [&](int g, int ch) { load_group_chunk(w, W, K, g, ch, lane); };
   auto take = [&](int g, int ch) {
-    float a[4][2] = {};
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
-#pragma unroll
-      for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
-    }
     float s[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      s[r] = a[r][0] + a[r][1];
-      for (int o = 16; o; o >>= 1) s[r] += __shfl_xor_sync(~0u, s[r], o);
-    }
+    chunk_sums(w, x, ch, lane, s);
     if (lane == 0) {
       float* yy = g_y32 + g * 4;
 #pragma unroll
@@ -285,11 +296,8 @@ __global__ void __launch_bounds__(128, 4) kern3(const __half* __restrict__ W, co
       }
     }
   };
-  auto next = [&]() {
-    unsigned u = 0;
-    if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory");
-    return (int)__shfl_sync(~0u, u, 0);
-  };
+  auto next = [&]() { return claim_next(claim, lane); };
+
   if (gw < groups) load(gw, 0);
   if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (STAMP && lane == 0) ts[2048 + gw] = gt();
@@ -324,33 +332,11 @@ __global__ void __launch_bounds__(128, 4) kern4(const __half* __restrict__ W, co
   unsigned* claim = g_claim + (size_t)launch * 8 + (gw & 7);
   const int part0 = (gw & 7) * (groups / 8), units = 3 * (groups / 8);
   v4 w[4][4];
-  auto load = [&](int g, int ch) {
-    const __half* wr = W + (size_t)g * 4 * K;
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-#pragma unroll
-      for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (ch * 128 + c * 32 + lane));
-  };
+  auto load = [&](int g, int ch) { load_group_chunk(w, W, K, g, ch, lane); };
   float s[4];
-  auto take = [&](int ch) {
-    float a[4][2] = {};
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
-#pragma unroll
-      for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
-    }
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      s[r] = a[r][0] + a[r][1];
-      for (int o = 16; o; o >>= 1) s[r] += __shfl_xor_sync(~0u, s[r], o);
-    }
-  };
-  auto next = [&]() {
-    unsigned u = 0;
-    if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory");
-    return (int)__shfl_sync(~0u, u, 0);
-  };
+  auto take = [&](int ch) { chunk_sums(w, x, ch, lane, s); };
+  auto next = [&]() { return claim_next(claim, lane); };
+
   if (gw < groups) load(gw, 0);
   if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (STAMP && lane == 0) ts[2048 + gw] = gt();
