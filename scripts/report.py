@@ -136,6 +136,35 @@ def plots(d, docs):
     return made, skipped
 
 
+def held_against_decode(dec, models, predicted):
+    """The predictions next to 06-decode's measured step, when this directory holds a 06 run
+    (make run writes the report once before 06, which reads its prediction, and once after)."""
+    if not dec:
+        return []
+    sm = dec.get("summary", {})
+    out = ["### Held against 06-decode (measured in the same run)", "",
+           "| model | predicted kernel per op µs | measured graph + PDL µs | predicted single kernel µs | "
+           "measured persistent µs (engine) | prediction error | floor / persistent |",
+           "|---|---|---|---|---|---|---|"]
+    n = 0
+    for m in models:
+        k = m["key"]
+        if not isinstance(sm.get(f"{k}_persistent_us"), (int, float)) or not isinstance(sm.get(f"{k}_predicted_us"), (int, float)):
+            continue
+        kpo = sm.get(f"{k}_graph_pdl_us")
+        out.append(f"| {m['name']} | {predicted.get(f'{k}_predicted_kernel_per_op_us', float('nan')):.1f} | "
+                   f"{kpo if isinstance(kpo, (int, float)) else float('nan'):.1f} | {sm[f'{k}_predicted_us']:.1f} | "
+                   f"{sm[f'{k}_persistent_us']:.1f} ({sm.get(f'{k}_persistent_engine', '?')}) | "
+                   f"{100 * sm.get(f'{k}_prediction_error', float('nan')):+.1f}% | "
+                   f"{sm.get(f'{k}_persistent_fraction_of_floor', float('nan')):.3f} |")
+        n += 1
+    if not n:
+        return []
+    return out + ["", "Prediction error = measured persistent / predicted single kernel − 1 (06-decode's "
+                  "`<model>_prediction_error`); the kernel-per-op prediction is this report's, next to 06's "
+                  "graph + PDL engine.", ""]
+
+
 def main():
     d = sys.argv[1]
     docs = {e: load(d, e) for e in EXPERIMENTS}
@@ -201,7 +230,9 @@ def main():
                     f"| tokens per second | {b['tokens_per_s_kernel_per_op']:.0f} | {b['tokens_per_s_single_kernel']:.0f} |", ""]
         out += ["The rest (attention arithmetic, norms, RoPE, sampling) is counted at its bytes only: the KV "
                 "cache is in the floor, and the small vectors are not. A prediction, not a measurement: 06-decode "
-                "(not yet built) is where it is held against a real decode step.", ""]
+                "runs after this report and holds the single-kernel figure against a real decode step "
+                "(`<model>_predicted_us` and `<model>_prediction_error` in 06-decode.json; results/06-decode.md).", ""]
+        out += held_against_decode(load(d, "06-decode"), models, summary)
     if made:
         out += ["## Plots", ""] + [f"![{m}]({m})" for m in made] + [""]
     if skipped:

@@ -68,5 +68,17 @@ try:
     check("missing_shape_refused", False)
 except KeyError:
     check("missing_shape_refused", True)
+# The report's table of predictions against 06-decode's measured step (scripts/report.py).
+import report  # noqa: E402
+check("held_against_no_decode_run", report.held_against_decode(None, models, {}) == [])
+dec = {"summary": {"llama_3_2_1b_persistent_us": 900.0, "llama_3_2_1b_predicted_us": 800.0,
+                   "llama_3_2_1b_prediction_error": 0.125, "llama_3_2_1b_graph_pdl_us": 950.0,
+                   "llama_3_2_1b_persistent_engine": "persistent_ring",
+                   "llama_3_2_1b_persistent_fraction_of_floor": 0.6}}
+rows_ = report.held_against_decode(dec, models, {"llama_3_2_1b_predicted_kernel_per_op_us": 780.0})
+one = [r for r in rows_ if r.startswith("| Llama-3.2-1B")]
+check("held_against_row", len(one) == 1 and
+      one[0] == "| Llama-3.2-1B | 780.0 | 950.0 | 800.0 | 900.0 (persistent_ring) | +12.5% | 0.600 |", one)
+check("held_against_skips_unmeasured_model", not any(r.startswith("| Llama-3.1-8B") for r in rows_))
 print(f"budget: {fails} failed")
 sys.exit(1 if fails else 0)
