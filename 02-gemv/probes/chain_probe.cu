@@ -9,7 +9,7 @@
 // validated against a CPU double reference (relative L2 < 1e-3, else exit 1); the no-wait variants
 // race on y by construction (they are bounds) and are only timed.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
+//   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
 //   build/chain_probe prefetch|delay|timeline|smem|claimed
 //
 // The sets (each a question): prefetch (more of the next GEMV's weights requested around the wait:
