@@ -4,7 +4,9 @@
 # build/sanitize/summary.json ({"sanitizer_runs", "sanitizer_errors", "sanitizer_failed_runs"}).
 # The experiments run side by side (one background job each, its four tools in turn): the
 # sanitizers are mostly host-bound, and timings under them mean nothing anyway. A run that
-# exceeds SANITIZE_TIMEOUT seconds (default 400) counts as failed, never as clean.
+# exceeds SANITIZE_TIMEOUT seconds (default 900) counts as failed, never as clean. 900: with all six
+# experiments side by side on the H200 machine's 16 cores, 06's racecheck took 414 s and 02's ran past
+# 420 s (273 s alone), so the old 400 s default failed runs that were only slow.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 export SUITE_RESULTS_ROOT=build/results-quick
@@ -29,7 +31,7 @@ one() {  # experiment binary[:tool,tool]: its tools in turn, one result line per
     # report is printed (not the default first 100) so each is attributed to its kernel.
     local csx=""
     [ "$name:$tool" = "02-gemv:initcheck" ] && csx="--print-limit 0"
-    timeout "${SANITIZE_TIMEOUT:-400}" "$CS" --tool "$tool" --error-exitcode 99 $csx ${SANITIZE_ARGS:-} "$e" --quick $extra > "$log" 2>&1
+    timeout "${SANITIZE_TIMEOUT:-900}" "$CS" --tool "$tool" --error-exitcode 99 $csx ${SANITIZE_ARGS:-} "$e" --quick $extra > "$log" 2>&1
     rc=$?
     # The errors the tool reports (-1: no summary line, the run did not finish) and how many of
     # them it locates inside the vendor library's own kernels (cuBLAS's nvjet/cublasLt/cutlass):
