@@ -142,25 +142,23 @@ def held_against_decode(dec, models, predicted):
     if not dec:
         return []
     sm = dec.get("summary", {})
-    out = ["### Held against 06-decode (measured in the same run)", "",
-           "| model | predicted kernel per op µs | measured graph + PDL µs | predicted single kernel µs | "
-           "measured persistent µs (engine) | prediction error | floor / persistent |",
-           "|---|---|---|---|---|---|---|"]
-    n = 0
+    rows_ = []
     for m in models:
         k = m["key"]
         if not isinstance(sm.get(f"{k}_persistent_us"), (int, float)) or not isinstance(sm.get(f"{k}_predicted_us"), (int, float)):
             continue
         kpo = sm.get(f"{k}_graph_pdl_us")
-        out.append(f"| {m['name']} | {predicted.get(f'{k}_predicted_kernel_per_op_us', float('nan')):.1f} | "
+        rows_.append(f"| {m['name']} | {predicted.get(f'{k}_predicted_kernel_per_op_us', float('nan')):.1f} | "
                    f"{kpo if isinstance(kpo, (int, float)) else float('nan'):.1f} | {sm[f'{k}_predicted_us']:.1f} | "
                    f"{sm[f'{k}_persistent_us']:.1f} ({sm.get(f'{k}_persistent_engine', '?')}) | "
                    f"{100 * sm.get(f'{k}_prediction_error', float('nan')):+.1f}% | "
                    f"{sm.get(f'{k}_persistent_fraction_of_floor', float('nan')):.3f} |")
-        n += 1
-    if not n:
+    if not rows_:
         return []
-    return out + ["", "Prediction error = measured persistent / predicted single kernel − 1 (06-decode's "
+    return ["### Held against 06-decode (measured in the same run)", "",
+            "| model | predicted kernel per op µs | measured graph + PDL µs | predicted single kernel µs | "
+            "measured persistent µs (engine) | prediction error | floor / persistent |",
+            "|---|---|---|---|---|---|---|"] + rows_ + ["", "Prediction error = measured persistent / predicted single kernel − 1 (06-decode's "
                   "`<model>_prediction_error`); the kernel-per-op prediction is this report's, next to 06's "
                   "graph + PDL engine.", ""]
 
