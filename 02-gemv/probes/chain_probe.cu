@@ -256,30 +256,43 @@ __device__ __forceinline__ int claim_next(unsigned* claim, int lane) {
   if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory");
   return (int)__shfl_sync(~0u, u, 0);
 }
-// m20: chunk 0 of the warp's own group in registers before the wait (static); after it, the other
-// chunks of every group are claimed at run time (8 counters per launch), each warp's partial sums
-// added at L2 into y32, and the warp that completes a group's 4th chunk writes y (FP16) and
-// zeroes y32 and the group's count for the next launch. K = 4096 (4 chunks) only.
+// m20 / m21: chunk 0 of the warp's own group in registers before the wait (static); after it, the
+// other chunks of every group are claimed at run time (8 counters per launch). Where a claimed
+// chunk's 4 row sums go:
+//   m20 (STORED false): added at L2 into y32; the warp whose count completes a group's 4th chunk
+//       writes y (FP16) and zeroes y32 and the group's count for the next launch;
+//   m21 (STORED true): no atomics on the results: stored into part[group][chunk][row] (plain
+//       relaxed stores; each value is its own readiness flag against a NaN sentinel), and the
+//       group's owner (the warp that did its chunk 0) collects them at its end.
+// K = 4096 (4 chunks) only.
 __device__ float* g_y32;
 __device__ unsigned* g_done;
 __device__ unsigned* g_claim;  // [launch][8]
-template <bool PDL, bool WAIT, bool STAMP = false>
-__global__ void __launch_bounds__(128, 4) kern3(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int launch) {
+__device__ float* g_part;      // [groups][4][4]
+__device__ __forceinline__ float ld_relaxed_f(const float* p) { float v; asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory"); return v; }
+__device__ __forceinline__ void st_relaxed_f(float* p, float v) { asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory"); }
+#define SENT 0x7fc0deadu
+template <bool STORED, bool PDL, bool WAIT, bool STAMP = false>
+__global__ void __launch_bounds__(128, 4) kern_claimed(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int launch) {
   const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
   const int groups = N / 4;
-  const int li = launch;
-  unsigned long long* ts = STAMP ? g_ts + (size_t)li * 3 * 2048 : nullptr;
+  unsigned long long* ts = STAMP ? g_ts + (size_t)launch * 3 * 2048 : nullptr;
   if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
   if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   const int gw = blockIdx.x * wpb + wib;  // this warp; owns group gw's chunk 0 (nw == groups)
   unsigned* claim = g_claim + (size_t)launch * 8 + (gw & 7);
   const int part0 = (gw & 7) * (groups / 8), units = 3 * (groups / 8);  // its partition: groups [part0, part0 + groups/8) x chunks 1..3
   v4 w[4][4];
-  auto load = [&](int g, int ch) { load_group_chunk(w, W, K, g, ch, lane); };
-  auto take = [&](int g, int ch) {
-    float s[4];
-    chunk_sums(w, x, ch, lane, s);
-    if (lane == 0) {
+  float s[4], own[4] = {};
+  auto settle = [&](int g, int ch) {  // chunk ch of group g summed into s: take it to the group's total
+    if (STORED) {
+      if (ch == 0) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) own[r] = s[r];
+      } else if (lane < 4) {
+        st_relaxed_f(g_part + (g * 4 + ch) * 4 + lane, lane == 0 ? s[0] : lane == 1 ? s[1] : lane == 2 ? s[2] : s[3]);
+      }
+    } else if (lane == 0) {
       float* yy = g_y32 + g * 4;
 #pragma unroll
       for (int r = 0; r < 4; ++r) asm volatile("red.relaxed.gpu.global.add.f32 [%0], %1;" ::"l"(yy + r), "f"(s[r]) : "memory");
@@ -288,85 +301,46 @@ __global__ void __launch_bounds__(128, 4) kern3(const __half* __restrict__ W, co
       if (old == 3) {
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          float v; asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(yy + r) : "memory");
-          y[g * 4 + r] = __float2half(v);
+          y[g * 4 + r] = __float2half(ld_relaxed_f(yy + r));
           yy[r] = 0.f;
         }
         g_done[g] = 0;
       }
     }
   };
-  auto next = [&]() { return claim_next(claim, lane); };
 
-  if (gw < groups) load(gw, 0);
+  if (gw < groups) load_group_chunk(w, W, K, gw, 0, lane);
   if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (STAMP && lane == 0) ts[2048 + gw] = gt();
   if (gw >= groups) return;
-  int u = next();
-  take(gw, 0);
+  int u = claim_next(claim, lane);
+  chunk_sums(w, x, 0, lane, s);
+  settle(gw, 0);
   while (u < units) {
     const int g = part0 + u % (groups / 8), ch = 1 + u / (groups / 8);
-    load(g, ch);
-    const int un = next();
-    take(g, ch);
+    load_group_chunk(w, W, K, g, ch, lane);
+    const int un = claim_next(claim, lane);
+    chunk_sums(w, x, ch, lane, s);
+    settle(g, ch);
     u = un;
   }
-  if (STAMP && lane == 0) ts[4096 + gw] = gt();
-}
-
-// m21: as m20, but no atomics on the results: a claimed chunk's 4 partial sums are stored into
-// part[group][chunk][row] (plain relaxed stores; each value is its own readiness flag against a
-// NaN sentinel), and the group's owner (the warp that did its chunk 0) collects them at its end.
-__device__ float* g_part;  // [groups][4][4]
-__device__ __forceinline__ float ld_relaxed_f(const float* p) { float v; asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory"); return v; }
-__device__ __forceinline__ void st_relaxed_f(float* p, float v) { asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory"); }
-#define SENT 0x7fc0deadu
-template <bool PDL, bool WAIT, bool STAMP = false>
-__global__ void __launch_bounds__(128, 4) kern4(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int launch) {
-  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
-  const int groups = N / 4;
-  unsigned long long* ts = STAMP ? g_ts + (size_t)launch * 3 * 2048 : nullptr;
-  if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
-  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  const int gw = blockIdx.x * wpb + wib;
-  unsigned* claim = g_claim + (size_t)launch * 8 + (gw & 7);
-  const int part0 = (gw & 7) * (groups / 8), units = 3 * (groups / 8);
-  v4 w[4][4];
-  auto load = [&](int g, int ch) { load_group_chunk(w, W, K, g, ch, lane); };
-  float s[4];
-  auto take = [&](int ch) { chunk_sums(w, x, ch, lane, s); };
-  auto next = [&]() { return claim_next(claim, lane); };
-
-  if (gw < groups) load(gw, 0);
-  if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (STAMP && lane == 0) ts[2048 + gw] = gt();
-  if (gw >= groups) return;
-  int u = next();
-  take(0);
-  const float own[4] = {s[0], s[1], s[2], s[3]};
-  while (u < units) {
-    const int g = part0 + u % (groups / 8), ch = 1 + u / (groups / 8);
-    load(g, ch);
-    const int un = next();
-    take(ch);
-    if (lane < 4) st_relaxed_f(g_part + (g * 4 + ch) * 4 + lane, lane == 0 ? s[0] : lane == 1 ? s[1] : lane == 2 ? s[2] : s[3]);
-    u = un;
-  }
-  // collect this warp's group: lanes 0..11 poll (chunk 1..3) x (row 0..3)
-  float v = 0.f;
-  if (lane < 12) {
-    float* p = g_part + (gw * 4 + 1 + lane / 4) * 4 + lane % 4;
-    unsigned long long t0 = gt();
-    for (;;) {
-      v = ld_relaxed_f(p);
-      if (__float_as_uint(v) != SENT) break;
-      if (gt() - t0 > 2000000ull) { v = __int_as_float(0x7fffffff); break; }  // 2 ms: give up, NaN out (validation fails)
+  if (STORED) {
+    // collect this warp's group: lanes 0..11 poll (chunk 1..3) x (row 0..3)
+    float v = 0.f;
+    if (lane < 12) {
+      float* p = g_part + (gw * 4 + 1 + lane / 4) * 4 + lane % 4;
+      unsigned long long t0 = gt();
+      for (;;) {
+        v = ld_relaxed_f(p);
+        if (__float_as_uint(v) != SENT) break;
+        if (gt() - t0 > 2000000ull) { v = __int_as_float(0x7fffffff); break; }  // 2 ms: give up, NaN out (validation fails)
+      }
+      st_relaxed_f(p, __uint_as_float(SENT));
     }
-    st_relaxed_f(p, __uint_as_float(SENT));
+    // row r's sum: own[r] + lanes r, 4 + r, 8 + r
+    float t = v + __shfl_down_sync(~0u, v, 4) + __shfl_down_sync(~0u, v, 8);
+    if (lane < 4) y[gw * 4 + lane] = __float2half((lane == 0 ? own[0] : lane == 1 ? own[1] : lane == 2 ? own[2] : own[3]) + t);
   }
-  // row r's sum: own[r] + lanes r, 4 + r, 8 + r
-  float t = v + __shfl_down_sync(~0u, v, 4) + __shfl_down_sync(~0u, v, 8);
-  if (lane < 4) y[gw * 4 + lane] = __float2half((lane == 0 ? own[0] : lane == 1 ? own[1] : lane == 2 ? own[2] : own[3]) + t);
   if (STAMP && lane == 0) ts[4096 + gw] = gt();
 }
 __global__ void fill_sent(float* p, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = __uint_as_float(SENT); }
@@ -452,10 +426,10 @@ int main(int argc, char** argv) {
   } else if (set == "claimed") {  // the chunks after the wait handed out at run time (balance the tail)
     vs.push_back({"chain stamp", kern<0, true, true, true>, true, G, T, 0, 0});
     vs.push_back({"isolated stamp", kern<0, false, true, true>, false, G, T, 0, 0});
-    vs.push_back({"chain m20 claimed stamp", kern3<true, true, true>, true, G, T, 0, -1});
-    vs.push_back({"isolated m20 claimed", kern3<false, true, false>, false, G, T, 0, -1});
-    vs.push_back({"chain m21 claimed stamp", kern4<true, true, true>, true, G, T, 0, -1});
-    vs.push_back({"isolated m21 claimed", kern4<false, true, false>, false, G, T, 0, -1});
+    vs.push_back({"chain m20 claimed stamp", kern_claimed<false, true, true, true>, true, G, T, 0, -1});
+    vs.push_back({"isolated m20 claimed", kern_claimed<false, false, true, false>, false, G, T, 0, -1});
+    vs.push_back({"chain m21 claimed stamp", kern_claimed<true, true, true, true>, true, G, T, 0, -1});
+    vs.push_back({"isolated m21 claimed", kern_claimed<true, false, true, false>, false, G, T, 0, -1});
     vs.push_back({"nowait m0", kern<0, true, false>, true, G, T, 0, 0});
     vs.push_back({"chain base", kern<0, true, true>, true, G, T, 0, 0});
   } else {
