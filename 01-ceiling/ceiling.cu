@@ -99,16 +99,18 @@ int main(int argc, char** argv) {
   const std::vector<size_t> launch_mib = quick ? std::vector<size_t>{8, 32} : std::vector<size_t>{4, 8, 16, 32, 64, 128, 512};
   const std::vector<LaunchSizeConfig> launch_cfgs = launch_size_configs(ex.prop(), ex.has_gpu());
   const bool launch_pdl = launch_size_pdl_available(ex.prop());
+  size_t launch_runs = 0;  // distinct grids per size (two per-SM counts capped alike are one)
+  for (size_t mib : launch_mib) launch_runs += launch_size_distinct(launch_cfgs, (mib << 20) / sizeof(vec4u), sms).size();
   const int launches_per_graph = sanitizing() ? 4 : 200;  // under a sanitizer the tools need every kernel once, not 200 times
 
   if (ex.list()) {
     std::printf("# 01-ceiling would run %zu + %zu + %zu + %zu + %zu configurations\n", family_a.size(), family_b_size,
-                family_c.size(), family_d.size(), launch_mib.size() * launch_cfgs.size() * (launch_pdl ? 2 : 1));
+                family_c.size(), family_d.size(), launch_runs * (launch_pdl ? 2 : 1));
     for (auto& c : family_c) std::printf("layout: %s\n", describe(c).c_str());
     for (auto& c : family_d) std::printf("bulk copy: %s\n", describe(c).c_str());
     for (auto& c : family_a) std::printf("grid x load flavour: %s\n", describe(c).c_str());
     for (size_t mib : launch_mib)
-      for (auto& c : launch_cfgs)
+      for (auto& c : launch_size_distinct(launch_cfgs, (mib << 20) / sizeof(vec4u), sms))
         std::printf("launch size: %zu MiB per launch, %s, %d blocks per SM max, graph%s\n", mib, c.kernel->name, c.per_sm,
                     launch_pdl ? " and graph+PDL" : "");
     for (int f : {0, 1})
@@ -195,12 +197,12 @@ int main(int argc, char** argv) {
     const TimingPlan graph_plan = quick ? TimingPlan{1, 3, 2} : TimingPlan{2, 5, 3};
     Json per_size = Json::object();
     int ldone = 0;
-    const int ltotal = static_cast<int>(launch_mib.size() * launch_cfgs.size());
+    const int ltotal = static_cast<int>(launch_runs);
     for (size_t mib : launch_mib) {
       const size_t chunk_vec = (mib << 20) / sizeof(vec4u);
       double best_gbps[2] = {0, 0};
       std::string best_cfg[2];
-      for (auto& c : launch_cfgs) {
+      for (auto& c : launch_size_distinct(launch_cfgs, chunk_vec, sms)) {
         ex.progress(ldone++, ltotal, "launch size %zu MiB: %s", mib, c.kernel->name);
         if (!bench.validate(c, chunk_vec, ex.stream())) std::exit(kExitFailure);
         const int blocks = launch_size_blocks(c, chunk_vec, sms);

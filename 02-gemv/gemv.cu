@@ -1550,7 +1550,7 @@ ReadBound read_only_bound(Experiment& ex, const Problem& p, double ceiling, doub
   StreamBuffer buf(chunks * chunk_vec, fresh_seed());
   LaunchSizeBench bench(buf, ex.sm_count(), ex.l2_bytes());
   ReadBound b;
-  for (const LaunchSizeConfig& c : launch_size_configs(ex.prop(), ex.has_gpu())) {
+  for (const LaunchSizeConfig& c : launch_size_distinct(launch_size_configs(ex.prop(), ex.has_gpu()), chunk_vec, ex.sm_count())) {
     if (!bench.validate(c, chunk_vec, ex.stream())) std::exit(kExitFailure);
     const int blocks = launch_size_blocks(c, chunk_vec, ex.sm_count());
     for (int m = 0; m <= (pdl ? 1 : 0); ++m) {

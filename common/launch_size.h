@@ -145,6 +145,20 @@ inline int launch_size_blocks(const LaunchSizeConfig& c, size_t n, int sms) {
   return static_cast<int>(std::max<size_t>(1, std::min<size_t>(units, static_cast<size_t>(c.per_sm) * sms)));
 }
 
+// The configurations that differ at a launch of n vectors: two per-SM counts of one kernel that
+// both cap at the launch's work give one grid, timed once (01's tables listed such rows twice).
+inline std::vector<LaunchSizeConfig> launch_size_distinct(const std::vector<LaunchSizeConfig>& all, size_t n, int sms) {
+  std::vector<LaunchSizeConfig> out;
+  for (const LaunchSizeConfig& c : all) {
+    bool seen = false;
+    for (const LaunchSizeConfig& o : out)
+      seen = seen || (o.kernel == c.kernel && o.threads == c.threads &&
+                      launch_size_blocks(o, n, sms) == launch_size_blocks(c, n, sms));
+    if (!seen) out.push_back(c);
+  }
+  return out;
+}
+
 inline std::string describe(const LaunchSizeConfig& c, int blocks) {
   char b[128];
   std::snprintf(b, sizeof b, "%s, %d blocks x %d threads", c.kernel->name, blocks, c.threads);
