@@ -601,7 +601,9 @@ std::vector<ChainEntry> chains() {
      dlops_ffma_8_bank_conflict_16, dlops_ffma_8_bank_conflict_32, dlops_ffma_8_bank_conflict_64},
     {{"ffma_fmul_mixed", "FFMA+FMUL", 2, "-", make_ffma, ref_ffma_fmul, dec1, 1e-5},
      dlops_ffma_fmul_mixed_16, dlops_ffma_fmul_mixed_32, dlops_ffma_fmul_mixed_64},
-    {{"fmul_dependent", "FMUL", 1, "-", make_fmul, ref_fmul, dec1, 1e-5},
+    // FMUL does not contract: the 64-instruction body's 512 validation multiplies round 512 times,
+    // each within 2^-24 relative, 3.1e-5 at worst (the 16 and 32 bodies passed 1e-5).
+    {{"fmul_dependent", "FMUL", 1, "-", make_fmul, ref_fmul, dec1, 4e-5},
      dlops_fmul_dependent_16, dlops_fmul_dependent_32, dlops_fmul_dependent_64},
     {{"hfma2_dependent", "HFMA2", 1, "-", make_hfma2, ref_hfma2, dec_h2, 2e-2},
      dlops_hfma2_dependent_16, dlops_hfma2_dependent_32, dlops_hfma2_dependent_64},
