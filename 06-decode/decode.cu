@@ -2291,11 +2291,14 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (size_t i = 1; i < ring_sweep.size(); ++i)
       if (ring_sweep[i].second.median < ring_sweep[best].second.median) best = i;
     ring->set_ring_mode(ring_sweep[best].first);
-    // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
-    // when another mode won: what the kept mode changed, stage by stage.
+    // One step's timeline of the kept mode, of pairs+kv_preload (the plain deal) beside it when
+    // another mode won, and of pairs+kv_preload+l2_ahead1: what each changed, stage by stage.
     const int kept = ring->ring_mode();
-    for (int i = kept == kRingPreloadKv ? 1 : 0; i < 2; ++i) {
-      const int mode = i == 0 ? static_cast<int>(kRingPreloadKv) : kept;
+    std::vector<int> shown = {kept};
+    if (kept != kRingPreloadKv) shown.insert(shown.begin(), static_cast<int>(kRingPreloadKv));
+    const int ahead1 = kRingPreloadKv | 1 << kRingL2AheadShift;
+    if (kept != ahead1) shown.push_back(ahead1);
+    for (int mode : shown) {
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
     }
