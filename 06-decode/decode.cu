@@ -1012,10 +1012,7 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-// Bits of DecodeArgs.ring_mode. kRingL2Ahead: a 2-bit field (bits 2-3), the pieces beyond its
-// ring that a warp asks L2 for when it ends a stage (0: none).
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingL2AheadShift = 2, kRingL2AheadMask = 3 };
-__host__ __device__ constexpr int ring_l2_ahead(int mode) { return (mode >> kRingL2AheadShift) & kRingL2AheadMask; }
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2 };  // bits of DecodeArgs.ring_mode
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -1146,26 +1143,6 @@ struct WarpRing {
     issue(cslot);
     advance();
   }
-  // L2 run-ahead: lane 0 asks L2 (cp.async.bulk.prefetch.L2) for the warp's next n pieces
-  // beyond its ring, the ones its next refills will copy, walking a copy of the issuer's
-  // cursor across stages. Called when the warp ends a stage: the DRAM then has work during the
-  // grid barrier, skew and prologue that follow, and those refills find their bytes in L2.
-  __device__ void l2_ahead(int n) const {
-    if (lane != 0) return;
-    PieceCursor c = ic;
-    RingStage rs = irs;
-    for (int s = ist, i = 0; i < n && s < nst; ++i) {
-      const __half* row0 = rs.W + static_cast<size_t>(2 * (rs.p0 + c.p)) * rs.K + static_cast<size_t>(c.s) * kRingSeg;
-      l2_prefetch(row0, kRingPieceBytes / 2);
-      l2_prefetch(row0 + rs.K, kRingPieceBytes / 2);
-      c.next(rs);
-      while (s < nst && c.left <= 0)
-        if (++s < nst) {
-          rs = ring_stage(a, s);
-          c.begin(rs, warp, mode);
-        }
-    }
-  }
   // A barrier timed out: wait out the copies still in flight into this warp's slots.
   __device__ void drain() {
     while (inflight > 0) {
@@ -1212,7 +1189,6 @@ __device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, float
     if (lane == 0) part[c.p * r.S + c.s] = y;
     c.next(r);
   }
-  if (ring_l2_ahead(q.mode)) q.l2_ahead(ring_l2_ahead(q.mode));
   __syncthreads();
   if (threadIdx.x == 0) tl_stamp(q.a, tl_at + 1);
   for (int t = threadIdx.x; t < r.np; t += blockDim.x) {
@@ -1375,8 +1351,7 @@ constexpr float kEps = 1e-5f;
 constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the checked intermediates)
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
-  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         (ring_l2_ahead(mode) ? "+l2_ahead" + std::to_string(ring_l2_ahead(mode)) : "");
+  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -2279,8 +2254,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
   if (ring) {
-    // The four deals, then pairs+kv_preload with 1 and 2 pieces per warp of L2 run-ahead.
-    for (int mode : {0, 1, 2, 3, kRingPreloadKv | 1 << kRingL2AheadShift, kRingPreloadKv | 2 << kRingL2AheadShift}) {
+    for (int mode = 0; mode < 4; ++mode) {
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
       validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
@@ -2291,14 +2265,11 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (size_t i = 1; i < ring_sweep.size(); ++i)
       if (ring_sweep[i].second.median < ring_sweep[best].second.median) best = i;
     ring->set_ring_mode(ring_sweep[best].first);
-    // One step's timeline of the kept mode, of pairs+kv_preload (the plain deal) beside it when
-    // another mode won, and of pairs+kv_preload+l2_ahead1: what each changed, stage by stage.
+    // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
+    // when another mode won: what the kept mode changed, stage by stage.
     const int kept = ring->ring_mode();
-    std::vector<int> shown = {kept};
-    if (kept != kRingPreloadKv) shown.insert(shown.begin(), static_cast<int>(kRingPreloadKv));
-    const int ahead1 = kRingPreloadKv | 1 << kRingL2AheadShift;
-    if (kept != ahead1) shown.push_back(ahead1);
-    for (int mode : shown) {
+    for (int i = kept == kRingPreloadKv ? 1 : 0; i < 2; ++i) {
+      const int mode = i == 0 ? static_cast<int>(kRingPreloadKv) : kept;
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
     }
