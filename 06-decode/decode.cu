@@ -324,14 +324,32 @@ __device__ __forceinline__ void resid_add_pair(float* resid, int r, float s0, fl
   atomicAdd(resid + r, s0);
   atomicAdd(resid + r + 1, s1);
 }
+// A thread's gain values for stage_rmsnorm (4 at 4 t + 4 j blockDim.x, j < kGainRegs), loaded
+// while the block waits at the grid barrier before the norm: the gain is a weight, so nothing
+// orders it after the barrier, and its first read of a step comes from DRAM, where the residual
+// it is loaded with is an L2 hit. Elements beyond kGainRegs per thread load in the norm.
+constexpr int kGainRegs = 2;
+struct GainRegs {
+  uint2 g[kGainRegs];
+  bool have = false;
+};
+__device__ __forceinline__ void gain_issue(GainRegs& r, const __half* gain, int n) {
+#pragma unroll
+  for (int j = 0; j < kGainRegs; ++j) {
+    const int i = 4 * threadIdx.x + 4 * j * blockDim.x;
+    if (i < n) r.g[j] = *reinterpret_cast<const uint2*>(gain + i);
+  }
+  r.have = true;
+}
 // xs = gain * v / rms(v), v the residual (FP32) or, when emb_row is given, that FP16 row.
 // Every block that needs the normalised vector computes it: no barrier for a norm stage.
+// pre: the gain already in registers (gain_issue with the same gain and n), or null.
 __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float* resid, const __half* emb_row,
-                                              const __half* gain, int n, float eps) {
+                                              const __half* gain, int n, float eps, const GainRegs* pre = nullptr) {
   // The gain is loaded with v (not after the block reduction: one L2 round trip less) and
   // applied at once; the reduction's 1/rms scales the products afterwards.
   float ss = 0.f;
-  for (int i = 4 * threadIdx.x; i < n; i += 4 * blockDim.x) {
+  for (int i = 4 * threadIdx.x, j = 0; i < n; i += 4 * blockDim.x, ++j) {
     float4 v;
     if (emb_row) {
       const uint2 raw = *reinterpret_cast<const uint2*>(emb_row + i);
@@ -340,7 +358,15 @@ __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float
     } else {
       v = act_load4(resid + i);
     }
-    const uint2 g = *reinterpret_cast<const uint2*>(gain + i);
+    uint2 g;
+    if (pre != nullptr && pre->have && j < kGainRegs) {  // selects, not pre->g[j]: a runtime index would put g in local memory
+      g = pre->g[0];
+#pragma unroll
+      for (int q = 1; q < kGainRegs; ++q)
+        if (j == q) g = pre->g[q];
+    } else {
+      g = *reinterpret_cast<const uint2*>(gain + i);
+    }
     const float2 g0 = halves(g.x), g1 = halves(g.y);
     ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
     *reinterpret_cast<float4*>(xs + i) = make_float4(v.x * g0.x, v.y * g0.y, v.z * g1.x, v.w * g1.y);
@@ -1237,6 +1263,13 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     q.drain();
     return false;
   };
+  // The same barrier, loading the gain of the norm that follows it while the block waits.
+  GainRegs gpre;
+  auto sync_gain_or_drain = [&](int layer, int where, const __half* gain) -> bool {
+    if (grid_barrier_then(a, ++k, layer, where, &s_stop, [&] { gain_issue(gpre, gain, H); })) return true;
+    q.drain();
+    return false;
+  };
   auto add_resid = [&](int r, float s0, float s1) { resid_add_pair(a.resid, r, s0, s1); };
   for (int l = 0; l < a.layers; ++l) {
     const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
@@ -1246,7 +1279,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       const __half* emb_row = l == 0 ? a.emb + static_cast<size_t>(a.token) * H : nullptr;
       if (l == 0)
         for (int i = b * blockDim.x + threadIdx.x; i < H; i += nb * blockDim.x) a.resid[i] = __half2float(emb_row[i]);
-      stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps);
+      stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps, &gpre);
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 1), [&](int row, float s0, float s1) { rope_append_pair(a, s_rope, l, row, s0, s1); });
     }
     // kv_preload: the item's K/V loads go in flight after this block's arrival, while it waits:
@@ -1275,10 +1308,10 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       stage_copy(sm, a.attn, a.q_dim);
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), add_resid);
     }
-    if (!sync_or_drain(l, 2)) return;
+    if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) return;
     r = ring_stage(a, st + 3);
     if (r.W) {
-      stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps);
+      stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
     }
     if (!sync_or_drain(l, 3)) return;
@@ -1287,11 +1320,12 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       stage_copy(sm, a.h, a.mlp);
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 5), add_resid);
     }
-    if (!sync_or_drain(l, 4)) return;
+    // The next norm's gain: the next layer's attention norm, or the final norm.
+    if (!sync_gain_or_drain(l, 4, l + 1 < a.layers ? lw + a.off.size + a.off.attn_gain : a.final_gain)) return;
   }
   const RingStage r = ring_stage(a, kBarriersPerLayer * a.layers);
   if (r.W) {
-    stage_rmsnorm(sm, red, a.resid, nullptr, a.final_gain, H, a.eps);
+    stage_rmsnorm(sm, red, a.resid, nullptr, a.final_gain, H, a.eps, &gpre);
     float bv = -INFINITY;
     int bi = 0x7fffffff;
     ring_gemv(q, r, sm, tl_gemv(a.layers, kBarriersPerLayer * a.layers + 1), [&](int row, float s0, float s1) {
