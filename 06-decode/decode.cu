@@ -806,37 +806,6 @@ __device__ __forceinline__ bool barrier_wait(unsigned long long* bar, unsigned* 
   unsigned long long seen = scope_acquire_load_u64(bar);
   if (seen >= want) return true;
   const unsigned long long start = port_const_clock();
-#if !defined(PORT_HIP)
-  // Two relaxed polls in flight, half a round trip apart (the round trip timed on the first
-  // one): the count is seen about a quarter of a round trip sooner on average than by one
-  // acquire load at a time, whose L1 invalidate waits for each load before the next can go.
-  // One acquire fence once it is seen.
-  unsigned long long x = scope_relaxed_load_u64(bar);
-  if (x >= want) {
-    scope_acquire_fence();
-    return true;
-  }
-  const unsigned long long half = (port_const_clock() - start) / 2;
-  x = scope_relaxed_load_u64(bar);
-  for (const unsigned long long t = port_const_clock(); port_const_clock() - t < half;) {
-  }
-  unsigned long long y = scope_relaxed_load_u64(bar);
-  for (unsigned n = 1;; ++n) {
-    if (x >= want) break;
-    x = scope_relaxed_load_u64(bar);
-    if (y >= want) break;
-    y = scope_relaxed_load_u64(bar);
-    if ((n & 7) == 0) {
-      if (*reinterpret_cast<volatile unsigned*>(abort_flag)) return false;
-      if (port_const_clock() - start > timeout) {
-        report_timeout(err, abort_flag, layer, where, want, x > y ? x : y);
-        return false;
-      }
-    }
-  }
-  scope_acquire_fence();
-  return true;
-#else
   for (unsigned n = 1;; ++n) {
     seen = scope_acquire_load_u64(bar);
     if (seen >= want) return true;
@@ -848,7 +817,6 @@ __device__ __forceinline__ bool barrier_wait(unsigned long long* bar, unsigned* 
       }
     }
   }
-#endif
 }
 __device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, unsigned* abort_flag, SpinError* err,
                                                     unsigned long long timeout, unsigned long long want, int layer,

@@ -15,24 +15,6 @@ __device__ __forceinline__ unsigned long long scope_acquire_load_u64(const unsig
   return v;
 #endif
 }
-// A relaxed GPU-scope load (no L1 invalidate, so a thread can have several in flight) and the
-// acquire fence that, after a relaxed load has seen a release, orders the reads that follow.
-__device__ __forceinline__ unsigned long long scope_relaxed_load_u64(const unsigned long long* p) {
-#if defined(PORT_HIP)
-  return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
-#else
-  unsigned long long v;
-  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-#endif
-}
-__device__ __forceinline__ void scope_acquire_fence() {
-#if defined(PORT_HIP)
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-#else
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");
-#endif
-}
 // An arrival whose result nobody needs (the counter is polled afterwards): red, not atom.
 __device__ __forceinline__ void scope_release_increment_u64(unsigned long long* p) {
 #if defined(PORT_HIP)
