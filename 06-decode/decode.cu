@@ -830,10 +830,11 @@ __device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, uns
 __device__ __forceinline__ bool last_to_finish(unsigned long long* count, unsigned long long n, int* s_last) {
   __syncthreads();  // every thread's writes of this block are done
   if (threadIdx.x == 0) {
-    __threadfence();  // ... and visible device-wide before the count says so
-    const unsigned long long old = atomicAdd(count, 1ull);
+    // ... and visible device-wide before the count says so (release); in the last block, the
+    // other blocks' writes visible before it reads them (acquire). One acq_rel atom where a
+    // sequentially consistent fence stood before a relaxed add and another after it.
+    const unsigned long long old = scope_acq_rel_increment_u64(count);
     *s_last = (old % n) == n - 1;
-    if (*s_last) __threadfence();
   }
   __syncthreads();
   return *s_last != 0;

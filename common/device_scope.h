@@ -15,6 +15,18 @@ __device__ __forceinline__ unsigned long long scope_acquire_load_u64(const unsig
   return v;
 #endif
 }
+// A counter increment that is both a release (this thread's earlier writes, and those a block
+// barrier made it observe, come before it) and an acquire (in the thread that reads the count,
+// the writes released by earlier increments come before what follows): one atom, no fence.
+__device__ __forceinline__ unsigned long long scope_acq_rel_increment_u64(unsigned long long* p) {
+#if defined(PORT_HIP)
+  return __hip_atomic_fetch_add(p, 1ull, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT);
+#else
+  unsigned long long old;
+  asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;" : "=l"(old) : "l"(p) : "memory");
+  return old;
+#endif
+}
 // An arrival whose result nobody needs (the counter is polled afterwards): red, not atom.
 __device__ __forceinline__ void scope_release_increment_u64(unsigned long long* p) {
 #if defined(PORT_HIP)
