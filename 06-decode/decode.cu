@@ -825,16 +825,11 @@ __device__ __forceinline__ bool barrier_arrive_wait(unsigned long long* bar, uns
   return barrier_wait(bar, abort_flag, err, timeout, want, layer, where);
 }
 
-// The thread of a block that arrives at grid barriers, spins, and counts finished blocks: lane 1
-// of warp 0. Not thread 0: in the ring engine each warp's lane 0 issues its bulk copies, and a
-// release orders (so may wait for) every earlier access of its thread, copies still landing
-// included.
-constexpr int kSyncThread = 1;
 // Producer side of a last-block-finishes pattern: true in the block that made the count reach a
 // multiple of n (counters only grow, across layers and steps: no reset needed).
 __device__ __forceinline__ bool last_to_finish(unsigned long long* count, unsigned long long n, int* s_last) {
   __syncthreads();  // every thread's writes of this block are done
-  if (threadIdx.x == kSyncThread) {
+  if (threadIdx.x == 0) {
     // ... and visible device-wide before the count says so (release); in the last block, the
     // other blocks' writes visible before it reads them (acquire). One acq_rel atom where a
     // sequentially consistent fence stood before a relaxed add and another after it.
@@ -846,10 +841,10 @@ __device__ __forceinline__ bool last_to_finish(unsigned long long* count, unsign
 }
 
 // Every thread: the block's arrival at barrier k (1, 2, ...) of this launch and the wait for the
-// whole grid (kSyncThread spins). False: a wait timed out somewhere and the block must bail out.
+// whole grid (thread 0 spins). False: a wait timed out somewhere and the block must bail out.
 __device__ __forceinline__ bool grid_barrier(const DecodeArgs& a, int k, int layer, int where, int* s_stop) {
   __syncthreads();
-  if (threadIdx.x == kSyncThread) {
+  if (threadIdx.x == 0) {
     tl_stamp(a, 2 * k);
     *s_stop = !barrier_arrive_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * gridDim.x, layer, where);
     tl_stamp(a, 2 * k + 1);
@@ -859,17 +854,17 @@ __device__ __forceinline__ bool grid_barrier(const DecodeArgs& a, int k, int lay
 }
 
 // grid_barrier with work between the block's arrival and its wait: between() runs on every thread
-// once kSyncThread has arrived (so the arrival's release never waits for loads that between() puts
+// once thread 0 has arrived (so the arrival's release never waits for loads that between() puts
 // in flight: a release orders, and so waits for, every earlier access of its thread).
 template <class F>
 __device__ __forceinline__ bool grid_barrier_then(const DecodeArgs& a, int k, int layer, int where, int* s_stop, F&& between) {
   __syncthreads();
-  if (threadIdx.x == kSyncThread) {
+  if (threadIdx.x == 0) {
     tl_stamp(a, 2 * k);
     scope_release_increment_u64(a.bar);
   }
   between();
-  if (threadIdx.x == kSyncThread) {
+  if (threadIdx.x == 0) {
     *s_stop = !barrier_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * gridDim.x, layer, where);
     tl_stamp(a, 2 * k + 1);
   }
@@ -1289,7 +1284,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 1), [&](int row, float s0, float s1) { rope_append_pair(a, s_rope, l, row, s0, s1); });
     }
     // kv_preload: the item's K/V loads go in flight after this block's arrival, while it waits:
-    // issued before it (up to 80373fc), they held up the arriving thread's release (the 1B's barrier after
+    // issued before it (up to 80373fc), they held up thread 0's release (the 1B's barrier after
     // QKV took 1.74 us a layer in 80373fc's timeline, 0.93 before its RoPE change shortened the
     // epilogue: the release then waited on the K/V loads instead).
     KvRegs<HD> pre = kv_none<HD>();
