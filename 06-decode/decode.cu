@@ -110,11 +110,17 @@ struct DecodeArgs {
 // [2B + 4 + 2l] when that made it the KV head's combining block (whose combine then ends at its
 // arrival at the next barrier); then per stage k = 1 .. B + 1 (B + 1: the logits) with a GEMV,
 // at tl_gemv(L, k): its prologue done (x in shared memory), and at tl_gemv(L, k) + 1 its last
-// piece summed by every warp (the epilogue follows). 0: no stamp.
+// piece summed by every warp (the epilogue follows); then per layer l, inside the block's
+// attention item, at tl_attn(L, l) + j: j = 0 q in shared memory, 1 scores and softmax done,
+// 2 the partial output and (max, sum) stored (the count follows). 0: no stamp.
 __host__ __device__ constexpr int tl_gemv(int layers, int k) {
   return 2 * kBarriersPerLayer * layers + 3 + 2 * layers + 2 * (k - 1);
 }
-__host__ __device__ constexpr int tl_stride(int layers) { return tl_gemv(layers, kBarriersPerLayer * layers + 2); }
+constexpr int kAttnStamps = 3;
+__host__ __device__ constexpr int tl_attn(int layers, int l) {
+  return tl_gemv(layers, kBarriersPerLayer * layers + 2) + kAttnStamps * l;
+}
+__host__ __device__ constexpr int tl_stride(int layers) { return tl_attn(layers, layers); }
 constexpr int kMaxSmid = 256;  // SM ids the timeline analysis expects (below this)
 
 // Pairs [p0, p0 + np) of a stage's `pairs` for block b of nb at stage st: an even split whose
@@ -508,9 +514,10 @@ __device__ __forceinline__ void each_pass(const vec4u (&regs)[kKvPasses<HD>], co
   }
 }
 
+// tl_at: the timeline index of its first sub-phase stamp (tl_attn), or -1 for none.
 template <int HD>
 __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, int item, float* sm,
-                                               KvRegs<HD> kv = kv_none<HD>()) {
+                                               KvRegs<HD> kv = kv_none<HD>(), int tl_at = -1) {
   constexpr int LG = HD / 8;          // lanes per position
   constexpr int PPW = kLanes / LG;    // positions per warp per pass
   const int nw = blockDim.x / kLanes, warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes;
@@ -524,6 +531,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   const float scale = rsqrtf(static_cast<float>(HD));
   for (int i = threadIdx.x; i < kG * HD; i += blockDim.x) qs[i] = act_load(a.q + kvh * kG * HD + i) * scale;
   __syncthreads();
+  if (tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at);
   const int sub = lane % LG, slot = lane / LG;
   const __half* kp = a.kc + it.base + 8 * sub;
   const __half* vp = a.vc + it.base + 8 * sub;
@@ -559,6 +567,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
     }
   }
   __syncthreads();
+  if (tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 1);
   float acc[kG][8];
 #pragma unroll
   for (int g = 0; g < kG; ++g)
@@ -592,6 +601,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
     po[t] = s;
   }
   if (threadIdx.x < 2 * kG) a.part_ml[static_cast<size_t>(item) * 2 * kG + threadIdx.x] = ml[threadIdx.x];
+  if (tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 2);
   __syncthreads();  // shared memory free for whatever comes next
 }
 
@@ -1297,7 +1307,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     }
     if (a.stages & kStAttn)
       for (int item = b; item < items; item += nb) {
-        attention_item<HD>(a, l, item, sm, pre);
+        attention_item<HD>(a, l, item, sm, pre, item == b ? tl_attn(a.layers, l) : -1);
         pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
         const bool combine = last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last);
         if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l + (combine ? 1 : 0));
@@ -2136,13 +2146,23 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
   }
   // The attention stage per layer: the items (median and slowest block, to their count) and
   // the combine (the last combining block, from its count to its arrival).
-  double items_med = 0, items_max = 0, combine = 0;
+  // The item's phases (median block, per layer): from the departure to q in shared memory, to
+  // the softmax done, to the partials stored, to the count.
+  double items_med = 0, items_max = 0, combine = 0, phase[kAttnStamps + 1] = {0, 0, 0, 0};
   for (int l = 0; l < tl.layers; ++l) {
     const int k = l * kBarriersPerLayer + 2;
-    std::vector<double> it;
+    std::vector<double> it, ph[kAttnStamps + 1];
     double cmax = 0, imax = 0;
     for (int b = 0; b < tl.blocks; ++b) {
       const double s0 = tl.at(b, 2 * tl.nbar + 3 + 2 * l), s1 = tl.at(b, 2 * tl.nbar + 4 + 2 * l), st = tl.begin(b, k);
+      const double done = std::max(s0, s1);
+      double prev = st;
+      for (int j = 0; j <= kAttnStamps && done > 0; ++j) {
+        const double t = j < kAttnStamps ? tl.at(b, tl_attn(tl.layers, l) + j) : done;
+        if (t <= 0) break;
+        ph[j].push_back((t - prev) * tl.us_per_tick);
+        prev = t;
+      }
       if (s0 > 0) it.push_back((s0 - st) * tl.us_per_tick);
       if (s1 > 0) {
         it.push_back((s1 - st) * tl.us_per_tick);
@@ -2153,6 +2173,7 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
     items_med += median_of(it) / tl.layers;
     items_max += imax / tl.layers;
     combine += cmax / tl.layers;
+    for (int j = 0; j <= kAttnStamps; ++j) phase[j] += (ph[j].empty() ? 0.0 : median_of(ph[j])) / tl.layers;
   }
   // Per SM: time per MB in the big GEMV stages; its spread, and whether the slow SMs of even
   // layers are the slow ones of odd layers (a property of the SM, not of the moment).
@@ -2175,6 +2196,10 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
       .add("step_us", step_us, 1, "step µs (timeline)")
       .add("attn_items_us", items_med, 2, "attention items µs/layer (median block)")
       .add("attn_items_max_us", items_max, 2, "slowest item µs/layer")
+      .add("attn_q_us", phase[0], 2, "of an item: to q in smem µs")
+      .add("attn_softmax_us", phase[1], 2, "scores + softmax µs")
+      .add("attn_pv_us", phase[2], 2, "P.V + partials stored µs")
+      .add("attn_count_us", phase[3], 2, "count µs")
       .add("attn_combine_us", combine, 2, "combine µs/layer")
       .add("sm_gbps_min", 1e3 / hi, 1, "slowest SM GB/s")
       .add("sm_gbps_max", 1e3 / lo, 1, "fastest SM GB/s")
