@@ -1049,10 +1049,7 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-// Bits of DecodeArgs.ring_mode. kRingL2Kv: the block's attention item's K/V rows asked of L2 at
-// the start of the layer, before the QKV stage, so that the kv_preload loads at the barrier
-// after it hit L2 instead of queueing at the DRAM behind the ring's copies.
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingL2Kv = 4 };
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2 };  // bits of DecodeArgs.ring_mode
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -1288,7 +1285,6 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   for (int l = 0; l < a.layers; ++l) {
     const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
     const int st = l * kBarriersPerLayer;
-    if ((a.ring_mode & kRingL2Kv) && (a.stages & kStAttn) && b < items) prefetch_item<HD>(a, l, b);
     RingStage r = ring_stage(a, st);
     if (r.W) {
       const __half* emb_row = l == 0 ? a.emb + static_cast<size_t>(a.token) * H : nullptr;
@@ -1400,8 +1396,7 @@ constexpr float kEps = 1e-5f;
 constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the checked intermediates)
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
-  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingL2Kv) ? "+kv_l2" : "");
+  return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -2319,8 +2314,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
   if (ring) {
-    // The four deals, then pairs+kv_preload with the item's K/V asked of L2 a stage early.
-    for (int mode : {0, 1, 2, 3, kRingPreloadKv | kRingL2Kv}) {
+    for (int mode = 0; mode < 4; ++mode) {
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
       validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
