@@ -1044,7 +1044,7 @@ extern "C" __global__ void __launch_bounds__(kPersistentThreads, 1) decode_persi
 // norm or the attention, up to 16 m pieces per block stay requested (192 KB per SM for m = 3).
 // Attention reads K/V from L2 / HBM as the registers engine does, optionally (RingMode) loading
 // each thread's first K/V vectors into registers before the barrier that precedes it.
-constexpr int kRingThreads = 384;
+constexpr int kRingThreads = 512;
 constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
