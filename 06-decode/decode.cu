@@ -2001,7 +2001,9 @@ struct Timeline {
 };
 
 // One step of the ring engine with the timeline on (after one step without it), checked.
-Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, double clock_hz) {
+// stages: the StageBits enabled (kStAttn alone: the attention items with no ring copy in flight;
+// the GEMV stamps are then absent and not checked).
+Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, double clock_hz, int stages = kStAll) {
   Timeline tl;
   tl.blocks = ring.blocks();
   tl.layers = m.shape.layers;
@@ -2011,9 +2013,9 @@ Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, doub
   tl.t.assign(static_cast<size_t>(tl.blocks) * tl.stride, 0);
   unsigned long long* d = device_alloc<unsigned long long>(tl.t.size());
   CHECK_CUDA(cudaMemsetAsync(d, 0, tl.t.size() * sizeof(unsigned long long), st));
-  ring.launch(st, kStAll, 0);
+  ring.launch(st, stages, 0);
   ring.set_timeline(d);
-  ring.launch(st, kStAll, 0);
+  ring.launch(st, stages, 0);
   ring.set_timeline(nullptr);
   check_spins(m, "timeline");
   CHECK_CUDA(cudaMemcpy(tl.t.data(), d, tl.t.size() * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
@@ -2021,7 +2023,7 @@ Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, doub
   for (int b = 0; b < tl.blocks; ++b)
     for (int k = 1; k <= tl.nbar + 1; ++k)
       if (tl.at(b, 2 * k - 1) == 0 || (k <= tl.nbar && tl.at(b, 2 * k) == 0) || tl.end(b, k) < tl.begin(b, k) ||
-          ((k > tl.nbar || (k - 1) % kBarriersPerLayer != 1) &&
+          (stages == kStAll && (k > tl.nbar || (k - 1) % kBarriersPerLayer != 1) &&
            !(tl.begin(b, k) <= tl.at(b, tl_gemv(tl.layers, k)) && tl.at(b, tl_gemv(tl.layers, k)) <= tl.at(b, tl_gemv(tl.layers, k) + 1) &&
              tl.at(b, tl_gemv(tl.layers, k) + 1) <= tl.end(b, k))))
         FAIL("%s: the timeline of block %d lacks (or misorders) its stamps of stage %d", m.shape.name, b, k);
@@ -2088,6 +2090,45 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 // median block's stage), skew = last A - median A (the slowest block beyond it), barrier = D -
 // last A. The three add up to the step. Rows into the experiment's table; the per-SM rate
 // spread and its stability (even against odd layers) into a second table.
+// The attention stage per layer, from a timeline: the items (median and slowest block, to their
+// count), the combine (the last combining block, from its count to its arrival), and the item's
+// phases (median block): from the departure to q in shared memory, to the softmax done, to the
+// partials stored, to the count.
+struct AttnPhases {
+  double items_med = 0, items_max = 0, combine = 0, phase[kAttnStamps + 1] = {0, 0, 0, 0};
+};
+AttnPhases attention_phases(const Timeline& tl) {
+  AttnPhases r;
+  double &items_med = r.items_med, &items_max = r.items_max, &combine = r.combine, *phase = r.phase;
+  for (int l = 0; l < tl.layers; ++l) {
+    const int k = l * kBarriersPerLayer + 2;
+    std::vector<double> it, ph[kAttnStamps + 1];
+    double cmax = 0, imax = 0;
+    for (int b = 0; b < tl.blocks; ++b) {
+      const double s0 = tl.at(b, 2 * tl.nbar + 3 + 2 * l), s1 = tl.at(b, 2 * tl.nbar + 4 + 2 * l), st = tl.begin(b, k);
+      const double done = std::max(s0, s1);
+      double prev = st;
+      for (int j = 0; j <= kAttnStamps && done > 0; ++j) {
+        const double t = j < kAttnStamps ? tl.at(b, tl_attn(tl.layers, l) + j) : done;
+        if (t <= 0) break;
+        ph[j].push_back((t - prev) * tl.us_per_tick);
+        prev = t;
+      }
+      if (s0 > 0) it.push_back((s0 - st) * tl.us_per_tick);
+      if (s1 > 0) {
+        it.push_back((s1 - st) * tl.us_per_tick);
+        cmax = std::max(cmax, (tl.end(b, k) - s1) * tl.us_per_tick);
+      }
+      imax = std::max(imax, std::max(s0, s1) > 0 ? (std::max(s0, s1) - st) * tl.us_per_tick : 0.0);
+    }
+    items_med += median_of(it) / tl.layers;
+    items_max += imax / tl.layers;
+    combine += cmax / tl.layers;
+    for (int j = 0; j <= kAttnStamps; ++j) phase[j] += (ph[j].empty() ? 0.0 : median_of(ph[j])) / tl.layers;
+  }
+  return r;
+}
+
 void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const std::string& mode, const StageBytes& sb,
                      double ceiling_gbps) {
   static const char* const kinds[] = {"qkv_rope_append", "attention_combine", "o_proj_residual", "gate_up_silu",
@@ -2144,37 +2185,9 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
         .add("fraction_of_step", (work[i] + skew[i] + bar[i]) / step_us, 3, "of step");
     ex.add(title, row);
   }
-  // The attention stage per layer: the items (median and slowest block, to their count) and
-  // the combine (the last combining block, from its count to its arrival).
-  // The item's phases (median block, per layer): from the departure to q in shared memory, to
-  // the softmax done, to the partials stored, to the count.
-  double items_med = 0, items_max = 0, combine = 0, phase[kAttnStamps + 1] = {0, 0, 0, 0};
-  for (int l = 0; l < tl.layers; ++l) {
-    const int k = l * kBarriersPerLayer + 2;
-    std::vector<double> it, ph[kAttnStamps + 1];
-    double cmax = 0, imax = 0;
-    for (int b = 0; b < tl.blocks; ++b) {
-      const double s0 = tl.at(b, 2 * tl.nbar + 3 + 2 * l), s1 = tl.at(b, 2 * tl.nbar + 4 + 2 * l), st = tl.begin(b, k);
-      const double done = std::max(s0, s1);
-      double prev = st;
-      for (int j = 0; j <= kAttnStamps && done > 0; ++j) {
-        const double t = j < kAttnStamps ? tl.at(b, tl_attn(tl.layers, l) + j) : done;
-        if (t <= 0) break;
-        ph[j].push_back((t - prev) * tl.us_per_tick);
-        prev = t;
-      }
-      if (s0 > 0) it.push_back((s0 - st) * tl.us_per_tick);
-      if (s1 > 0) {
-        it.push_back((s1 - st) * tl.us_per_tick);
-        cmax = std::max(cmax, (tl.end(b, k) - s1) * tl.us_per_tick);
-      }
-      imax = std::max(imax, std::max(s0, s1) > 0 ? (std::max(s0, s1) - st) * tl.us_per_tick : 0.0);
-    }
-    items_med += median_of(it) / tl.layers;
-    items_max += imax / tl.layers;
-    combine += cmax / tl.layers;
-    for (int j = 0; j <= kAttnStamps; ++j) phase[j] += (ph[j].empty() ? 0.0 : median_of(ph[j])) / tl.layers;
-  }
+  AttnPhases ap = attention_phases(tl);
+  const double items_med = ap.items_med, items_max = ap.items_max, combine = ap.combine;
+  const double* phase = ap.phase;
   // Per SM: time per MB in the big GEMV stages; its spread, and whether the slow SMs of even
   // layers are the slow ones of odd layers (a property of the SM, not of the moment).
   const std::vector<double> all = us_per_mb(m, tl, -1), even = us_per_mb(m, tl, 0), odd = us_per_mb(m, tl, 1);
@@ -2332,6 +2345,22 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
       const int mode = i == 0 ? static_cast<int>(kRingPreloadKv) : kept;
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
+    }
+    // The same items with every GEMV stage masked off (barriers and attention only): no ring
+    // copy in flight. Beside the full step's split it says which of the item's phases wait on
+    // the memory system and which are the block's own arithmetic.
+    {
+      const AttnPhases alone = attention_phases(record_timeline(m, *ring, st, o.clock_hz, kStAttn));
+      Row row;
+      row.add("model", m.shape.name)
+          .add("mode", ring_mode_name(ring->ring_mode()))
+          .add("attn_items_us", alone.items_med, 2, "attention items µs/layer (median block)")
+          .add("attn_q_us", alone.phase[0], 2, "of an item: to q in smem µs")
+          .add("attn_softmax_us", alone.phase[1], 2, "scores + softmax µs")
+          .add("attn_pv_us", alone.phase[2], 2, "P.V + partials stored µs")
+          .add("attn_count_us", alone.phase[3], 2, "count µs")
+          .add("attn_combine_us", alone.combine, 2, "combine µs/layer");
+      ex.add("persistent_ring timeline: the attention items alone (every GEMV stage masked off: no ring copy in flight)", row);
     }
     ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
