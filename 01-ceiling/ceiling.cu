@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
     for (auto& c : family_a) std::printf("grid x load flavour: %s\n", describe(c).c_str());
     for (size_t mib : launch_mib)
       for (auto& c : launch_size_distinct(launch_cfgs, (mib << 20) / sizeof(vec4u), sms))
-        std::printf("launch size: %zu MiB per launch, %s, %d blocks per SM max, graph%s\n", mib, c.kernel->name, c.per_sm,
+        std::printf("launch size: %zu MiB per launch, %s, graph%s\n", mib,
+                    describe(c, launch_size_blocks(c, (mib << 20) / sizeof(vec4u), sms)).c_str(),
                     launch_pdl ? " and graph+PDL" : "");
     for (int f : {0, 1})
       for (int t : blocks)

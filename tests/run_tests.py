@@ -118,6 +118,12 @@ def contract(exps):
         report(r.returncode == 0 and "--quick" in r.stdout and "--json" in r.stdout, f"contract {e}: --help -> 0")
         r = sh([e, "--list"], timeout=60)
         report(r.returncode == 0 and len(r.stdout.splitlines()) > 1, f"contract {e}: --list -> 0", f"exit {r.returncode}")
+        # Each configuration it would run, named by what runs (its grid), once: a configuration
+        # listed twice is timed twice (01's launch-size family was, until bd9bc3c).
+        lines = [ln for ln in r.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
+        dups = sorted({ln for ln in lines if lines.count(ln) > 1})
+        report(r.returncode == 0 and not dups, f"contract {e}: --list names each configuration once",
+               f"{len(dups)} listed twice, e.g. {dups[0][:120] if dups else ''}")
         for bad in (["--bogus"], ["--device", "x"], ["--device", "-1"], ["--json"], ["stray"], ["--quick=yes"]):
             r = sh([e] + bad, timeout=60)
             report(r.returncode == 2 and r.stderr.strip() != "", f"contract {e} {' '.join(bad)} -> 2",
