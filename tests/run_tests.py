@@ -123,7 +123,7 @@ def contract(exps):
         lines = [ln for ln in r.stdout.splitlines() if ln.strip() and not ln.startswith("#")]
         dups = sorted({ln for ln in lines if lines.count(ln) > 1})
         report(r.returncode == 0 and not dups, f"contract {e}: --list names each configuration once",
-               f"{len(dups)} listed twice, e.g. {dups[0][:120] if dups else ''}")
+               f"{len(dups)} listed twice" + (f", e.g. {dups[0][:120]}" if dups else ""))
         for bad in (["--bogus"], ["--device", "x"], ["--device", "-1"], ["--json"], ["stray"], ["--quick=yes"]):
             r = sh([e] + bad, timeout=60)
             report(r.returncode == 2 and r.stderr.strip() != "", f"contract {e} {' '.join(bad)} -> 2",
