@@ -2085,11 +2085,6 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
   for (size_t i = 0; i < n; ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx), syy += (y[i] - my) * (y[i] - my);
   return sxy / std::sqrt(sxx * syy);
 }
-// Where one timeline step's time goes, per stage kind summed over layers. With D the median
-// departure from a barrier and A the arrivals at the next: work = median A - previous D (the
-// median block's stage), skew = last A - median A (the slowest block beyond it), barrier = D -
-// last A. The three add up to the step. Rows into the experiment's table; the per-SM rate
-// spread and its stability (even against odd layers) into a second table.
 // The attention stage per layer, from a timeline: the items (median and slowest block, to their
 // count), the combine (the last combining block, from its count to its arrival), and the item's
 // phases (median block): from the departure to q in shared memory, to the softmax done, to the
@@ -2099,7 +2094,6 @@ struct AttnPhases {
 };
 AttnPhases attention_phases(const Timeline& tl) {
   AttnPhases r;
-  double &items_med = r.items_med, &items_max = r.items_max, &combine = r.combine, *phase = r.phase;
   for (int l = 0; l < tl.layers; ++l) {
     const int k = l * kBarriersPerLayer + 2;
     std::vector<double> it, ph[kAttnStamps + 1];
@@ -2121,14 +2115,27 @@ AttnPhases attention_phases(const Timeline& tl) {
       }
       imax = std::max(imax, std::max(s0, s1) > 0 ? (std::max(s0, s1) - st) * tl.us_per_tick : 0.0);
     }
-    items_med += median_of(it) / tl.layers;
-    items_max += imax / tl.layers;
-    combine += cmax / tl.layers;
-    for (int j = 0; j <= kAttnStamps; ++j) phase[j] += (ph[j].empty() ? 0.0 : median_of(ph[j])) / tl.layers;
+    r.items_med += median_of(it) / tl.layers;
+    r.items_max += imax / tl.layers;
+    r.combine += cmax / tl.layers;
+    for (int j = 0; j <= kAttnStamps; ++j) r.phase[j] += (ph[j].empty() ? 0.0 : median_of(ph[j])) / tl.layers;
   }
   return r;
 }
 
+// The item's phases as columns of a row (the same in the full step's table and the items alone).
+void add_attn_phases(Row& row, const AttnPhases& ap) {
+  row.add("attn_q_us", ap.phase[0], 2, "of an item: to q in smem µs")
+      .add("attn_softmax_us", ap.phase[1], 2, "scores + softmax µs")
+      .add("attn_pv_us", ap.phase[2], 2, "P.V + partials stored µs")
+      .add("attn_count_us", ap.phase[3], 2, "count µs");
+}
+
+// Where one timeline step's time goes, per stage kind summed over layers. With D the median
+// departure from a barrier and A the arrivals at the next: work = median A - previous D (the
+// median block's stage), skew = last A - median A (the slowest block beyond it), barrier = D -
+// last A. The three add up to the step. Rows into the experiment's table; the per-SM rate
+// spread and its stability (even against odd layers) into a second table.
 void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const std::string& mode, const StageBytes& sb,
                      double ceiling_gbps) {
   static const char* const kinds[] = {"qkv_rope_append", "attention_combine", "o_proj_residual", "gate_up_silu",
@@ -2185,9 +2192,7 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
         .add("fraction_of_step", (work[i] + skew[i] + bar[i]) / step_us, 3, "of step");
     ex.add(title, row);
   }
-  AttnPhases ap = attention_phases(tl);
-  const double items_med = ap.items_med, items_max = ap.items_max, combine = ap.combine;
-  const double* phase = ap.phase;
+  const AttnPhases ap = attention_phases(tl);
   // Per SM: time per MB in the big GEMV stages; its spread, and whether the slow SMs of even
   // layers are the slow ones of odd layers (a property of the SM, not of the moment).
   const std::vector<double> all = us_per_mb(m, tl, -1), even = us_per_mb(m, tl, 0), odd = us_per_mb(m, tl, 1);
@@ -2207,13 +2212,10 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
   row.add("model", m.shape.name)
       .add("mode", mode)
       .add("step_us", step_us, 1, "step µs (timeline)")
-      .add("attn_items_us", items_med, 2, "attention items µs/layer (median block)")
-      .add("attn_items_max_us", items_max, 2, "slowest item µs/layer")
-      .add("attn_q_us", phase[0], 2, "of an item: to q in smem µs")
-      .add("attn_softmax_us", phase[1], 2, "scores + softmax µs")
-      .add("attn_pv_us", phase[2], 2, "P.V + partials stored µs")
-      .add("attn_count_us", phase[3], 2, "count µs")
-      .add("attn_combine_us", combine, 2, "combine µs/layer")
+      .add("attn_items_us", ap.items_med, 2, "attention items µs/layer (median block)")
+      .add("attn_items_max_us", ap.items_max, 2, "slowest item µs/layer");
+  add_attn_phases(row, ap);
+  row.add("attn_combine_us", ap.combine, 2, "combine µs/layer")
       .add("sm_gbps_min", 1e3 / hi, 1, "slowest SM GB/s")
       .add("sm_gbps_max", 1e3 / lo, 1, "fastest SM GB/s")
       .add("sm_rate_corr_even_odd", pearson(even, odd), 2, "SM time/MB corr. even vs odd layers")
@@ -2354,12 +2356,9 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
       Row row;
       row.add("model", m.shape.name)
           .add("mode", ring_mode_name(ring->ring_mode()))
-          .add("attn_items_us", alone.items_med, 2, "attention items µs/layer (median block)")
-          .add("attn_q_us", alone.phase[0], 2, "of an item: to q in smem µs")
-          .add("attn_softmax_us", alone.phase[1], 2, "scores + softmax µs")
-          .add("attn_pv_us", alone.phase[2], 2, "P.V + partials stored µs")
-          .add("attn_count_us", alone.phase[3], 2, "count µs")
-          .add("attn_combine_us", alone.combine, 2, "combine µs/layer");
+          .add("attn_items_us", alone.items_med, 2, "attention items µs/layer (median block)");
+      add_attn_phases(row, alone);
+      row.add("attn_combine_us", alone.combine, 2, "combine µs/layer");
       ex.add("persistent_ring timeline: the attention items alone (every GEMV stage masked off: no ring copy in flight)", row);
     }
     ring->set_ring_mode(kept);
