@@ -577,9 +577,10 @@ void ref_dot2_mul(const uint32_t* in, const uint32_t*, long iters, int R, std::v
 #endif
 
 using ChainKernel = void (*)(const uint32_t*, const uint32_t*, uint32_t*, WarpTiming*, int);
+constexpr int kBodies[] = {16, 32, 64};  // instructions per loop body, one kernel each
 struct ChainEntry {
   HostChain host;
-  ChainKernel k16, k32, k64;
+  ChainKernel k[3];  // the kernels of kBodies, in order
 };
 
 std::vector<ChainEntry> chains() {
@@ -587,43 +588,43 @@ std::vector<ChainEntry> chains() {
   return {
 #if !defined(PORT_HIP)
     {{"ffma_dependent", "FFMA", 1, ffma_src, make_ffma, ref_ffma_dep, dec1, 1e-5},
-     dlops_ffma_dependent_16, dlops_ffma_dependent_32, dlops_ffma_dependent_64},
+     {dlops_ffma_dependent_16, dlops_ffma_dependent_32, dlops_ffma_dependent_64}},
     {{"ffma_dependent_imm", "FFMA, c immediate", 1, "4; at 4+ warps per scheduler: ffma_dependent's figure if the FMA pipe limits, fmul_dependent's if three register reads do",
       make_ffma, ref_ffma_dep_imm, dec1, 1e-5},
-     dlops_ffma_dependent_imm_16, dlops_ffma_dependent_imm_32, dlops_ffma_dependent_imm_64},
+     {dlops_ffma_dependent_imm_16, dlops_ffma_dependent_imm_32, dlops_ffma_dependent_imm_64}},
     {{"ffma_2_chains", "FFMA x2", 2, "-", make_ffma, ref_ffma_chains<2>, dec2, 1e-5},
-     dlops_ffma_2_chains_16, dlops_ffma_2_chains_32, dlops_ffma_2_chains_64},
+     {dlops_ffma_2_chains_16, dlops_ffma_2_chains_32, dlops_ffma_2_chains_64}},
     {{"ffma_4_chains", "FFMA x4", 4, "-", make_ffma, ref_ffma_chains<4>, dec4, 1e-5},
-     dlops_ffma_4_chains_16, dlops_ffma_4_chains_32, dlops_ffma_4_chains_64},
+     {dlops_ffma_4_chains_16, dlops_ffma_4_chains_32, dlops_ffma_4_chains_64}},
     {{"ffma_8_chains", "FFMA x8 (.reuse)", 8, "-", make_ffma, ref_ffma_chains<8>, dec8, 1e-5},
-     dlops_ffma_8_chains_16, dlops_ffma_8_chains_32, dlops_ffma_8_chains_64},
+     {dlops_ffma_8_chains_16, dlops_ffma_8_chains_32, dlops_ffma_8_chains_64}},
     {{"ffma_8_bank_conflict", "FFMA x8, 3 distinct regs", 8, "-", make_ffma, ref_ffma_conflict, dec8, 1e-5},
-     dlops_ffma_8_bank_conflict_16, dlops_ffma_8_bank_conflict_32, dlops_ffma_8_bank_conflict_64},
+     {dlops_ffma_8_bank_conflict_16, dlops_ffma_8_bank_conflict_32, dlops_ffma_8_bank_conflict_64}},
     {{"ffma_fmul_mixed", "FFMA+FMUL", 2, "-", make_ffma, ref_ffma_fmul, dec1, 1e-5},
-     dlops_ffma_fmul_mixed_16, dlops_ffma_fmul_mixed_32, dlops_ffma_fmul_mixed_64},
+     {dlops_ffma_fmul_mixed_16, dlops_ffma_fmul_mixed_32, dlops_ffma_fmul_mixed_64}},
     // FMUL does not contract: the 64-instruction body's 512 validation multiplies round 512 times,
     // each within 2^-24 relative, 3.1e-5 at worst (the 16 and 32 bodies passed 1e-5).
     {{"fmul_dependent", "FMUL", 1, "-", make_fmul, ref_fmul, dec1, 4e-5},
-     dlops_fmul_dependent_16, dlops_fmul_dependent_32, dlops_fmul_dependent_64},
+     {dlops_fmul_dependent_16, dlops_fmul_dependent_32, dlops_fmul_dependent_64}},
     {{"hfma2_dependent", "HFMA2", 1, "-", make_hfma2, ref_hfma2, dec_h2, 2e-2},
-     dlops_hfma2_dependent_16, dlops_hfma2_dependent_32, dlops_hfma2_dependent_64},
+     {dlops_hfma2_dependent_16, dlops_hfma2_dependent_32, dlops_hfma2_dependent_64}},
     {{"gemv_step", "HADD2.F32 -> FFMA", 1, "-", make_gemv, ref_gemv, dec1, 1e-4},
-     dlops_gemv_step_16, dlops_gemv_step_32, dlops_gemv_step_64},
+     {dlops_gemv_step_16, dlops_gemv_step_32, dlops_gemv_step_64}},
     {{"imad_dependent", "IMAD", 1, "-", make_int, ref_imad, dec_u32, 0},
-     dlops_imad_dependent_16, dlops_imad_dependent_32, dlops_imad_dependent_64},
+     {dlops_imad_dependent_16, dlops_imad_dependent_32, dlops_imad_dependent_64}},
     {{"dp4a_dependent", "IDP.4A", 1, "-", make_int, ref_dp4a, dec_u32, 0},
-     dlops_dp4a_dependent_16, dlops_dp4a_dependent_32, dlops_dp4a_dependent_64},
+     {dlops_dp4a_dependent_16, dlops_dp4a_dependent_32, dlops_dp4a_dependent_64}},
     {{"dp2a_dependent", "IDP.2A", 1, "-", make_int, ref_dp2a, dec_u32, 0},
-     dlops_dp2a_dependent_16, dlops_dp2a_dependent_32, dlops_dp2a_dependent_64},
+     {dlops_dp2a_dependent_16, dlops_dp2a_dependent_32, dlops_dp2a_dependent_64}},
     {{"hmma_dependent", "HMMA.16816.F32", 1, "-", make_hmma, ref_hmma, dec4, 1e-3},
-     dlops_hmma_dependent_16, dlops_hmma_dependent_32, dlops_hmma_dependent_64},
+     {dlops_hmma_dependent_16, dlops_hmma_dependent_32, dlops_hmma_dependent_64}},
 #else
     {{"dot2_pure", "v_dot2c_f32_f16", 1, "~1 (CDNA3 ISA Table 37)", make_dot2, ref_dot2, dec1, 1e-4},
-     dlops_dot2_pure_16, dlops_dot2_pure_32, dlops_dot2_pure_64},
+     {dlops_dot2_pure_16, dlops_dot2_pure_32, dlops_dot2_pure_64}},
     {{"dot2_2_chains", "v_dot2c_f32_f16 x2", 2, "~1 (CDNA3 ISA Table 37)", make_dot2, ref_dot2_two, dec2, 1e-4},
-     dlops_dot2_2_chains_16, dlops_dot2_2_chains_32, dlops_dot2_2_chains_64},
+     {dlops_dot2_2_chains_16, dlops_dot2_2_chains_32, dlops_dot2_2_chains_64}},
     {{"dot2_mul_mixed", "v_dot2 + v_mul_f32", 2, "~4 (CDNA3 ISA Table 37)", make_dot2, ref_dot2_mul, dec1, 1e-4},
-     dlops_dot2_mul_mixed_16, dlops_dot2_mul_mixed_32, dlops_dot2_mul_mixed_64},
+     {dlops_dot2_mul_mixed_16, dlops_dot2_mul_mixed_32, dlops_dot2_mul_mixed_64}},
 #endif
   };
 }
@@ -708,9 +709,10 @@ int main(int argc, char** argv) {
       // itself before a launch on a non-blocking stream.
       CHECK_CUDA(cudaMemcpyAsync(d_in, h_in.data(), (size_t)threads * kInWords * 4, cudaMemcpyHostToDevice, ex.stream()));
       CHECK_CUDA(cudaMemcpyAsync(d_table, h_table.data(), kTableWords * 4, cudaMemcpyHostToDevice, ex.stream()));
-      for (int R : {16, 32, 64}) {
+      for (int b = 0; b < 3; ++b) {
+        const int R = kBodies[b];
         poison_nan(d_out, (size_t)threads * kOutWords * 4, ex.stream());
-        launch(R == 16 ? c.k16 : R == 32 ? c.k32 : c.k64, nw, (int)val_iters);
+        launch(c.k[b], nw, (int)val_iters);
         CHECK_CUDA(cudaMemcpyAsync(h_out.data(), d_out, (size_t)threads * kOutWords * 4, cudaMemcpyDeviceToHost, ex.stream()));
         CHECK_CUDA(cudaStreamSynchronize(ex.stream()));
         for (int w = 0; w < nw; ++w) {
@@ -727,10 +729,9 @@ int main(int argc, char** argv) {
       // cycle counter) over `runs` runs, the minimum kept (noise only adds).
       double best[3] = {1e300, 1e300, 1e300}, best_ticks = 0;
       std::vector<double> spread64;
-      const ChainKernel ks[3] = {c.k16, c.k32, c.k64};
       for (int r = 0; r < runs; ++r)
         for (int b = 0; b < 3; ++b) {
-          launch(ks[b], nw, (int)iters);
+          launch(c.k[b], nw, (int)iters);
           CHECK_CUDA(cudaMemcpyAsync(h_tim.data(), d_tim, nw * sizeof(WarpTiming), cudaMemcpyDeviceToHost, ex.stream()));
           CHECK_CUDA(cudaStreamSynchronize(ex.stream()));
           unsigned long long c0 = ~0ull, c1 = 0, g0 = ~0ull, g1 = 0;
@@ -747,8 +748,8 @@ int main(int argc, char** argv) {
         }
       // napkin: 100,000 iterations x 32 extra instructions = 3.2 M instructions per warp in the difference
       Measured m;
-      m.cpi = (best[2] - best[1]) / ((double)iters * 32);
-      m.cpi_16_32 = (best[1] - best[0]) / ((double)iters * 16);
+      m.cpi = (best[2] - best[1]) / ((double)iters * (kBodies[2] - kBodies[1]));
+      m.cpi_16_32 = (best[1] - best[0]) / ((double)iters * (kBodies[1] - kBodies[0]));
       m.sm_mhz = cal.mhz(best[2], best_ticks);
       m.ns_per_inst = m.cpi / m.sm_mhz * 1e3;
       mhz_all.push_back(m.sm_mhz);
@@ -761,7 +762,7 @@ int main(int argc, char** argv) {
           .add("cycles_per_instruction", m.cpi, 2, "cycles/instr")
           .add("cycles_per_instruction_16_32", m.cpi_16_32, 2, "from 16 -> 32")
           .add("cycles_per_iteration", m.cpi * c.host.insts_per_iter, 2, "cycles/iter")
-          .add("scheduler_chain_instructions_per_cycle", std::max(1, nw / 4) * 64.0 * (double)iters / best[2], 2,
+          .add("scheduler_chain_instructions_per_cycle", std::max(1, nw / 4) * (double)kBodies[2] * (double)iters / best[2], 2,
                "chain instr/cycle/SMSP")
           .add("ns_per_instruction", m.ns_per_inst, 3, "ns/instr")
           .add("sm_clock_mhz", m.sm_mhz, 0, "SM MHz")
