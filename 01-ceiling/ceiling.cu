@@ -99,8 +99,9 @@ int main(int argc, char** argv) {
   const std::vector<size_t> launch_mib = quick ? std::vector<size_t>{8, 32} : std::vector<size_t>{4, 8, 16, 32, 64, 128, 512};
   const std::vector<LaunchSizeConfig> launch_cfgs = launch_size_configs(ex.prop(), ex.has_gpu());
   const bool launch_pdl = launch_size_pdl_available(ex.prop());
+  auto launch_vec = [](size_t mib) { return (mib << 20) / sizeof(vec4u); };  // 16-byte vectors per launch
   size_t launch_runs = 0;  // distinct grids per size (two per-SM counts capped alike are one)
-  for (size_t mib : launch_mib) launch_runs += launch_size_distinct(launch_cfgs, (mib << 20) / sizeof(vec4u), sms).size();
+  for (size_t mib : launch_mib) launch_runs += launch_size_distinct(launch_cfgs, launch_vec(mib), sms).size();
   const int launches_per_graph = sanitizing() ? 4 : 200;  // under a sanitizer the tools need every kernel once, not 200 times
 
   if (ex.list()) {
@@ -110,9 +111,9 @@ int main(int argc, char** argv) {
     for (auto& c : family_d) std::printf("bulk copy: %s\n", describe(c).c_str());
     for (auto& c : family_a) std::printf("grid x load flavour: %s\n", describe(c).c_str());
     for (size_t mib : launch_mib)
-      for (auto& c : launch_size_distinct(launch_cfgs, (mib << 20) / sizeof(vec4u), sms))
+      for (auto& c : launch_size_distinct(launch_cfgs, launch_vec(mib), sms))
         std::printf("launch size: %zu MiB per launch, %s, graph%s\n", mib,
-                    describe(c, launch_size_blocks(c, (mib << 20) / sizeof(vec4u), sms)).c_str(),
+                    describe(c, launch_size_blocks(c, launch_vec(mib), sms)).c_str(),
                     launch_pdl ? " and graph+PDL" : "");
     for (int f : {0, 1})
       for (int t : blocks)
@@ -200,7 +201,7 @@ int main(int argc, char** argv) {
     int ldone = 0;
     const int ltotal = static_cast<int>(launch_runs);
     for (size_t mib : launch_mib) {
-      const size_t chunk_vec = (mib << 20) / sizeof(vec4u);
+      const size_t chunk_vec = launch_vec(mib);
       double best_gbps[2] = {0, 0};
       std::string best_cfg[2];
       for (auto& c : launch_size_distinct(launch_cfgs, chunk_vec, sms)) {
