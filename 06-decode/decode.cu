@@ -2569,7 +2569,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
         .add("min_us", p.second.min, 1, "min µs")
         .add("fraction_of_floor", floor_us / p.second.median, 3, "floor / time")
         .add("kept", p.first == ring->ring_mode(), -1, "kept");
-    ex.add("persistent_ring: piece assignment (whole pairs per warp, or balanced runs of pieces) and K/V preload", row);
+    ex.add("persistent_ring: piece assignment (whole pairs per warp, or balanced runs of pieces), K/V preload and the fused MLP", row);
   }
 
   auto find_engine_us = [&](const char* n) -> double {
