@@ -75,6 +75,16 @@ struct SpinError {  // the first barrier wait that timed out
   unsigned long long want, seen;
 };
 
+// A GEMV stage kind of the ring engine (QKV, -, O, gate/up, down, logits), set by the host for
+// each launch (Persistent::launch): layer l's matrix at W + l layer_stride (W null: no GEMV, or
+// masked off), K columns (the output length for the fused down), `pairs` split over the blocks
+// with pair_range at stage st + rot, S pieces a pair, tile > 0 for the fused down (RingStage).
+struct RingKind {
+  const __half* W;
+  size_t layer_stride;
+  int K, pairs, S, tile, rot;
+};
+
 // Everything a kernel of any engine needs, by value (a few hundred bytes of parameters).
 struct DecodeArgs {
   int layers, hidden, q_dim, kv_dim, hd, mlp, vocab;
@@ -100,6 +110,7 @@ struct DecodeArgs {
   unsigned prefetch_bytes;  // per block, split over its warps
   int ring_slots;           // the ring engine's slots per warp (one 4 KB piece each)
   int ring_mode;            // the ring engine's RingMode bits
+  RingKind ring_kinds[kBarriersPerLayer + 1];  // the ring engine's stage kinds (ring_stage)
   // The timeline (null but in the one step that records it): per block, the constant-rate clock
   // at each barrier's arrival and departure (tl_stride, below).
   unsigned long long* tl;
@@ -127,10 +138,13 @@ constexpr int kMaxSmid = 256;  // SM ids the timeline analysis expects (below th
 // Pairs [p0, p0 + np) of a stage's `pairs` for block b of nb at stage st: an even split whose
 // ranges rotate with the stage, so no block holds the larger share every time. Host and device
 // alike (the host's timeline analysis counts each block's bytes with it).
-__host__ __device__ inline void pair_range(long long pairs, int st, int b, int nb, int* p0, int* np) {
-  const int rb = (b + st * 41) % nb;
-  *p0 = static_cast<int>(rb * pairs / nb);
-  *np = static_cast<int>((rb + 1) * pairs / nb) - *p0;
+// 32-bit arithmetic (pairs x blocks stays far below 2^32: 64128 x 132 at most here): the 64-bit
+// division this had was inlined at every place the ring's issuer starts a stage, and made up a
+// fifth of the ring kernel's code.
+__host__ __device__ inline void pair_range(int pairs, int st, int b, int nb, int* p0, int* np) {
+  const unsigned rb = static_cast<unsigned>(b + st * 41) % static_cast<unsigned>(nb), n = static_cast<unsigned>(nb);
+  *p0 = static_cast<int>(rb * static_cast<unsigned>(pairs) / n);
+  *np = static_cast<int>((rb + 1) * static_cast<unsigned>(pairs) / n) - *p0;
 }
 
 __device__ __forceinline__ int sm_id() {
@@ -1083,37 +1097,24 @@ struct RingStage {
   const __half* W;
   int K, p0, np, S, tile;
 };
-// Stage st of a launch: 5 per layer (QKV, attention, O, gate/up, down), then the logits.
-// The pair ranges rotate with the stage so no block holds the larger share every time.
+// Stage st of a launch: 5 per layer (QKV, attention, O, gate/up, down), then the logits, from
+// the host's table of stage kinds (DecodeArgs.ring_kinds, which also says what is masked off and
+// whether down is fused). The pair ranges rotate with the stage so no block holds the larger
+// share every time. Inlined wherever the ring's issuer starts a stage, so kept small: one
+// selection among six kinds and two 32-bit divisions.
 __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
   RingStage r{nullptr, 0, 0, 0, 0, 0};
-  const int nb = gridDim.x, b = blockIdx.x;
-  const int l = st / kBarriersPerLayer, k = st % kBarriersPerLayer;
-  const __half* lw = a.layer_w + static_cast<size_t>(l) * a.off.size;
-  int rows = 0;
-  if (l == a.layers) {
-    if (a.stages & kStLogits) r.W = a.emb, rows = a.vocab, r.K = a.hidden;
-  } else if (k == 0) {
-    if (a.stages & kStQkv) r.W = lw + a.off.qkv, rows = a.q_dim + 2 * a.kv_dim, r.K = a.hidden;
-  } else if (k == 2) {
-    if (a.stages & kStO) r.W = lw + a.off.o, rows = a.hidden, r.K = a.q_dim;
-  } else if (k == 3) {
-    if (a.stages & kStGateUp) r.W = lw + a.off.gate_up, rows = 2 * a.mlp, r.K = a.hidden;
-  } else if (k == 4 && (a.ring_mode & kRingFusedMlp)) {
-    if (a.stages & kStDown) {
-      r.W = a.down_t + static_cast<size_t>(l) * a.hidden * a.mlp;
-      r.K = a.hidden;
-      r.tile = a.hidden / kRingWarps;
-      r.S = 1;
-      pair_range(a.mlp, st - 1, b, nb, &r.p0, &r.np);  // the gate/up stage's pairs: this block's h
-    }
-    return r;
-  } else if (k == 4) {
-    if (a.stages & kStDown) r.W = lw + a.off.down, rows = a.hidden, r.K = a.mlp;
-  }
-  if (rows == 0) return r;
-  pair_range(rows / 2, st, b, nb, &r.p0, &r.np);
-  r.S = r.K / kRingSeg;  // host contract: exact
+  const int l = st / kBarriersPerLayer, k = l == a.layers ? kBarriersPerLayer : st - l * kBarriersPerLayer;
+  RingKind d = a.ring_kinds[0];
+#pragma unroll
+  for (int i = 1; i <= kBarriersPerLayer; ++i)
+    if (k == i) d = a.ring_kinds[i];
+  if (d.W == nullptr) return r;
+  r.W = d.W + static_cast<size_t>(l) * d.layer_stride;
+  r.K = d.K;
+  r.S = d.S;
+  r.tile = d.tile;
+  pair_range(d.pairs, st + d.rot, blockIdx.x, gridDim.x, &r.p0, &r.np);
   return r;
 }
 
@@ -1133,7 +1134,7 @@ struct PieceCursor {
     } else if (r.tile > 0) {  // the fused down projection: every warp its own tile, all np rows
       p = s = 0;
       step = 1;
-      left = (r.np + down_rows_per_piece(r.tile) - 1) / down_rows_per_piece(r.tile);
+      left = (r.np * r.tile + kRingPieceBytes / 2 - 1) / (kRingPieceBytes / 2);  // ceil(np / rows a piece)
     } else if (balanced) {
       const int E = r.np * r.S, e0 = warp * E / kRingWarps;
       p = e0 / r.S;
@@ -1943,6 +1944,27 @@ std::vector<Op> kernel_per_op(const Model& m, const DecodeArgs& a, int sms) {
 // The persistent engines: grid = one block per SM, proven co-resident before every launch.
 // ring = false: weights through registers (decode_persistent_*); true: through a shared-memory
 // ring per warp of as many 4 KB slots as fit beside x (decode_ring_*, sm_90 builds only).
+// The ring engine's stage kinds for a launch (ring_stage reads them): what each GEMV stage
+// streams, given the stages enabled and whether down is fused (RingMode).
+void set_ring_kinds(DecodeArgs& a, const Model& m, int stages, int mode) {
+  const Shape& s = m.shape;
+  const int H = s.hidden;
+  auto kind = [&](int bit, const __half* W, size_t stride, int K, int rows) {
+    return RingKind{(stages & bit) ? W : nullptr, stride, K, rows / 2, K / kRingSeg, 0, 0};
+  };
+  const size_t Ls = m.off.size;
+  a.ring_kinds[0] = kind(kStQkv, m.layer_w + m.off.qkv, Ls, H, m.q_dim + 2 * m.kv_dim);
+  a.ring_kinds[1] = RingKind{nullptr, 0, 0, 0, 0, 0, 0};  // attention
+  a.ring_kinds[2] = kind(kStO, m.layer_w + m.off.o, Ls, m.q_dim, H);
+  a.ring_kinds[3] = kind(kStGateUp, m.layer_w + m.off.gate_up, Ls, H, 2 * s.mlp);
+  a.ring_kinds[4] = (mode & kRingFusedMlp)
+                        // the block's own gate/up pairs (stage st - 1's ranges): rows of down_t
+                        ? RingKind{(stages & kStDown) ? m.down_t : nullptr, static_cast<size_t>(H) * s.mlp, H, s.mlp, 1,
+                                   H / kRingWarps, -1}
+                        : kind(kStDown, m.layer_w + m.off.down, Ls, s.mlp, H);
+  a.ring_kinds[5] = kind(kStLogits, m.emb, 0, H, s.vocab);
+}
+
 class Persistent {
  public:
   // ring_slots: slots per warp of the ring engine (0: as many as fit, at most kRingMaxSlots).
@@ -2015,6 +2037,7 @@ class Persistent {
     a.prefetch_bytes = prefetch_bytes;
     a.ring_slots = slots_;
     a.ring_mode = mode_;
+    if (ring_) set_ring_kinds(a, m_, stages, mode_);
     a.gen0 = m_.barrier_gen;
     m_.barrier_gen += static_cast<unsigned long long>(kBarriersPerLayer) * m_.shape.layers;
     void* args[] = {&a};
