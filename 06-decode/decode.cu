@@ -1157,26 +1157,6 @@ struct PieceCursor {
   }
 };
 
-// The issuer's position: stage st, that stage as this block sees it, and the warp's next piece
-// in it. issuer_seek: the first stage from st on with a piece left for this warp (st = nst: none).
-// Out of line, so the stage arithmetic (ring_stage, PieceCursor::begin) is one copy in the
-// kernel's code, not one per place a piece is issued: the ring kernel's code size is its speed
-// (the first fused-MLP build, 291 KB against 200, ran every mode 10-17% slower).
-struct IssuerPos {
-  RingStage rs;
-  PieceCursor c;
-  int st;
-};
-__device__ __noinline__ IssuerPos issuer_seek(const DecodeArgs* a, int st, int nst, int warp, int mode) {
-  IssuerPos p{};
-  for (p.st = st; p.st < nst; ++p.st) {
-    p.rs = ring_stage(*a, p.st);
-    p.c.begin(p.rs, warp, mode);
-    if (p.c.left > 0) break;
-  }
-  return p;
-}
-
 struct WarpRing {
   const DecodeArgs& a;
   __half* slots;
@@ -1191,17 +1171,17 @@ struct WarpRing {
   __device__ WarpRing(const DecodeArgs& a_, __half* slots_, unsigned long long* bars_, int m_, int nst_)
       : a(a_), slots(slots_), bars(bars_), m(m_), warp(threadIdx.x / kLanes), lane(threadIdx.x % kLanes), nst(nst_),
         mode(a_.ring_mode) {
-    seek(0);
+    begin_stage();
+    settle();
   }
-  __device__ void seek(int st) {
-    const IssuerPos p = issuer_seek(&a, st, nst, warp, mode);
-    irs = p.rs;
-    ic = p.c;
-    ist = p.st;
+  __device__ void begin_stage() {
+    irs = ring_stage(a, ist);
+    ic.begin(irs, warp, mode);
   }
-  // Move the issuer past the stage it has finished (and any in which this warp has no piece).
+  // Move the issuer past stages in which this warp has no piece left.
   __device__ void settle() {
-    if (ist < nst && ic.left <= 0) seek(ist + 1);
+    while (ist < nst && ic.left <= 0)
+      if (++ist < nst) begin_stage();
   }
   // The warp's next piece into `slot` (free: never issued, or its last piece read by every lane).
   __device__ void issue(int slot) {
@@ -1307,53 +1287,49 @@ __device__ __forceinline__ void ring_gemv(WarpRing& q, const RingStage& r, float
 
 // The fused MLP's down projection (kRingFusedMlp): this block's own h (hs: the np values its
 // gate/up pairs gave, in shared memory) times its rows of down_t. Warp w streams the rows of its
-// tile of output columns: a lane sums 8 columns (16 bytes of a row) over every rp-th row, rp =
-// 32 lanes / (tile / 8) rows side by side (2 for the 1B's 128-column tiles, 1 for the 8B's 256);
-// once every warp is done (the stream stamp), the rp lanes of a column group are summed with
-// shuffles and one adds its 8 sums to the residual at L2 (two vector REDs, result unused). Every
+// tile of output columns, CPL columns a lane summed in registers; once every warp is done (the
+// stream stamp) each lane adds its CPL sums to the residual at L2 (RED, result unused). Every
 // block adds to every residual element, in no fixed order: the residual after down is the same
 // up to FP32 rounding from run to run (the split GEMV's order was fixed). What it buys: no block
 // reads another's h, so no grid barrier between gate/up and down, and no prologue for down.
-// Host contract: tile = 8 x a power of two, at most 256.
+template <int CPL>
 __device__ __forceinline__ void ring_down_fused(WarpRing& q, const RingStage& r, const float* hs, int tl_at) {
   __syncthreads();  // every pair's h is in hs
   if (threadIdx.x == 0) tl_stamp(q.a, tl_at);
+  static_assert(CPL == 4 || CPL == 8, "a lane's columns: 8 or 16 bytes of a tile row");
   const int warp = threadIdx.x / kLanes, lane = threadIdx.x % kLanes, G = down_rows_per_piece(r.tile);
-  const int lpr = r.tile / 8, rp = kLanes / lpr, jr = lane / lpr;
   PieceCursor c;
   c.begin(r, warp, q.mode);
-  float acc[8];
+  float acc[CPL];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) acc[i] = 0.f;
+  for (int i = 0; i < CPL; ++i) acc[i] = 0.f;
   while (c.left > 0) {
-    const __half* w = q.wait() + 8 * (lane % lpr);
+    const __half* w = q.wait() + CPL * lane;
     const int j0 = G * c.p, n = min(G, r.np - j0);
 #pragma unroll 4
-    for (int j = jr; j < n; j += rp) {
+    for (int j = 0; j < n; ++j) {
       const float hj = hs[j0 + j];
-      const vec4u u = *reinterpret_cast<const vec4u*>(w + j * r.tile);
-      const float2 v0 = halves(u.x), v1 = halves(u.y), v2 = halves(u.z), v3 = halves(u.w);
-      const float v[8] = {v0.x, v0.y, v1.x, v1.y, v2.x, v2.y, v3.x, v3.y};
+      float v[CPL];
+      if constexpr (CPL == 4) {
+        const uint2 u = *reinterpret_cast<const uint2*>(w + j * r.tile);
+        const float2 a = halves(u.x), b = halves(u.y);
+        v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y;
+      } else {
+        const vec4u u = *reinterpret_cast<const vec4u*>(w + j * r.tile);
+        const float2 a = halves(u.x), b = halves(u.y), d = halves(u.z), e = halves(u.w);
+        v[0] = a.x, v[1] = a.y, v[2] = b.x, v[3] = b.y, v[4] = d.x, v[5] = d.y, v[6] = e.x, v[7] = e.y;
+      }
 #pragma unroll
-      for (int i = 0; i < 8; ++i) acc[i] = fmaf(hj, v[i], acc[i]);
+      for (int i = 0; i < CPL; ++i) acc[i] = fmaf(hj, v[i], acc[i]);
     }
     q.release();
     c.next(r);
   }
-  for (int o = lpr; o < kLanes; o *= 2)
-#pragma unroll
-    for (int i = 0; i < 8; ++i) acc[i] += __shfl_xor_sync(0xffffffffu, acc[i], o);
   __syncthreads();
   if (threadIdx.x == 0) tl_stamp(q.a, tl_at + 1);
-  if (lane < lpr) {
-    float* out = q.a.resid + warp * r.tile + 8 * lane;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    atomicAdd(reinterpret_cast<float4*>(out), make_float4(acc[0], acc[1], acc[2], acc[3]));
-    atomicAdd(reinterpret_cast<float4*>(out) + 1, make_float4(acc[4], acc[5], acc[6], acc[7]));
-#else  // (the ring engine runs on sm_90 only; this keeps older builds compiling)
-    for (int i = 0; i < 8; ++i) atomicAdd(out + i, acc[i]);
-#endif
-  }
+  float4* out = reinterpret_cast<float4*>(q.a.resid + warp * r.tile + CPL * lane);
+#pragma unroll
+  for (int i = 0; i < CPL / 4; ++i) atomicAdd(out + i, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
 }
 #endif  // !PORT_HIP
 
@@ -1439,29 +1415,28 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     }
     if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) return;
     r = ring_stage(a, st + 3);
-    // Fused MLP: h stays in this block's shared memory (hs, after gate/up's x and partials: host
-    // contract) and the down projection follows with no grid barrier (ring_down_fused).
-    const bool fused = (a.ring_mode & kRingFusedMlp) != 0;
-    float* hs = sm + a.mlp;
-    if (r.W) {
-      stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
-      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) {
-        const float v = silu(s0) * s1;
-        if (fused)
-          hs[row / 2 - r.p0] = v;
-        else
-          a.h[row / 2] = v;
-      });
-    } else if (fused) {
-      int p0, np;  // timing with gate/up masked off: down's rows are still this block's pairs of it
-      pair_range(a.mlp, st + 3, b, nb, &p0, &np);
-      for (int t = threadIdx.x; t < np; t += blockDim.x) hs[t] = 0.f;
-    }
-    if (fused) {
+    if (a.ring_mode & kRingFusedMlp) {
+      // h stays in this block's shared memory (hs, after gate/up's x and partials: host
+      // contract) and the down projection follows with no grid barrier (ring_down_fused).
+      float* hs = sm + a.mlp;
+      const RingStage rd = ring_stage(a, st + 4);
+      if (r.W) {
+        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
+        ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { hs[row / 2 - r.p0] = silu(s0) * s1; });
+      } else
+        for (int t = threadIdx.x; t < rd.np; t += blockDim.x) hs[t] = 0.f;  // timing with gate/up masked off
       barrier_pass(a, ++k);
-      r = ring_stage(a, st + 4);
-      if (r.W) ring_down_fused(q, r, hs, tl_gemv(a.layers, st + 5));
+      if (rd.W) {
+        if (rd.tile == 4 * kLanes)
+          ring_down_fused<4>(q, rd, hs, tl_gemv(a.layers, st + 5));
+        else
+          ring_down_fused<8>(q, rd, hs, tl_gemv(a.layers, st + 5));
+      }
     } else {
+      if (r.W) {
+        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
+        ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
+      }
       if (!sync_or_drain(l, 3)) return;
       r = ring_stage(a, st + 4);
       if (r.W) {
@@ -1495,8 +1470,8 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd64(const PORT_GRID_CONSTANT DecodeArgs a) { ring_body<64>(a); }
-extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd128(const PORT_GRID_CONSTANT DecodeArgs a) { ring_body<128>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd64(DecodeArgs a) { ring_body<64>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd128(DecodeArgs a) { ring_body<128>(a); }
 
 // Initialisation kernels (outside every timing): norm gains near 1, NaN into one cache slot, the
 // fused MLP's tiled copy of a down projection (the same bits, reordered: down_tile_index).

@@ -88,14 +88,6 @@
 #define PORT_WARP_SIZE 32
 #endif
 
-// A kernel parameter a device function may take the address of without the compiler copying
-// it into local memory first (CUDA's __grid_constant__, sm_70 and later); plain on HIP.
-#if defined(PORT_HIP)
-#define PORT_GRID_CONSTANT
-#else
-#define PORT_GRID_CONSTANT __grid_constant__
-#endif
-
 // Host side: the width this build's kernels were compiled for (checked against
 // cudaDeviceProp::warpSize at start-up).
 #if defined(PORT_HIP)
