@@ -2530,6 +2530,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     }
     ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
+    if (kept & kRingFusedMlp)  // the barrier after gate/up is a counted pass in this mode: say how many wait
+      for (auto& e : engines)
+        if (e.name == "persistent_ring")
+          e.what += " (" + std::to_string((kBarriersPerLayer - 1) * s.layers) + " waited at: " + ring_mode_name(kept) + ")";
   }
   for (auto& e : engines) {
     say(ex, "%s: timing %s (%d x %d steps)", s.name, e.name.c_str(), o.plan.reps, o.plan.iters);
