@@ -23,7 +23,7 @@ case $mode in
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
     make check 2>&1 | tee "$out/check.txt"
     rc=${PIPESTATUS[0]}
-    tar czf "$out/check.tgz" build/check 01-ceiling/ceiling.s 02-gemv/gemv.s 03-dlops/dlops.s 04-reduce/reduce.s 05-sync/sync.s 2>/dev/null
+    tar czf "$out/check.tgz" build/check 01-ceiling/ceiling.s 02-gemv/gemv.s 03-dlops/dlops.s 04-reduce/reduce.s 05-sync/sync.s 06-decode/decode.s 2>/dev/null
     exit $rc ;;
   run)
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -58,7 +58,7 @@ case $mode in
       timeout $left make check > "$out/check.txt" 2>&1
       echo "make check rc=$? after $(( $(date +%s) - t0 ))s"
       grep -E "^(FAIL|SKIP)|check:|planted" "$out/check.txt" | head -30
-      tar czf "$out/check.tgz" build/check build/faults_gpu.json 01-ceiling/ceiling.s 02-gemv/gemv.s 03-dlops/dlops.s 04-reduce/reduce.s 05-sync/sync.s 2>/dev/null
+      tar czf "$out/check.tgz" build/check build/faults_gpu.json 01-ceiling/ceiling.s 02-gemv/gemv.s 03-dlops/dlops.s 04-reduce/reduce.s 05-sync/sync.s 06-decode/decode.s 2>/dev/null
     fi
     exit $rc_run ;;
 esac
