@@ -110,7 +110,6 @@ struct DecodeArgs {
   unsigned prefetch_bytes;  // per block, split over its warps
   int ring_slots;           // the ring engine's slots per warp (one 4 KB piece each)
   int ring_mode;            // the ring engine's RingMode bits
-  int fused_h_off;          // the fused MLP's h: floats after the start of the activations (host: Persistent)
   RingKind ring_kinds[kBarriersPerLayer + 1];  // the ring engine's stage kinds (ring_stage)
   // The timeline (null but in the one step that records it): per block, the constant-rate clock
   // at each barrier's arrival and departure (tl_stride, below).
@@ -448,10 +447,8 @@ __device__ __forceinline__ void rope_append_pair(const DecodeArgs& a, const floa
 // warp per head). Output: the same lane grouping over V, 4 heads x 8 dimensions per lane,
 // summed across the warp's position groups with shuffles and across warps in shared memory.
 // Writes the unnormalised partial output and (max, sum) per head.
-// fold: the warps' partial outputs are summed in two rounds through half the buffer (the ring
-// engine's hd128 kernel, whose shared memory goes to the ring).
-__host__ __device__ constexpr int attn_smem_floats(int hd, int threads, bool fold = false) {
-  return kG * hd + kG * kMaxChunk + 2 * kG + (threads / PORT_WARP_SIZE / (fold ? 2 : 1)) * kG * hd;
+__host__ __device__ constexpr int attn_smem_floats(int hd, int threads) {
+  return kG * hd + kG * kMaxChunk + 2 * kG + (threads / PORT_WARP_SIZE) * kG * hd;
 }
 
 // An attention item: KV head kvh, positions [p0, p0 + n) of the T = pos + 1 attended, and the
@@ -533,7 +530,7 @@ __device__ __forceinline__ void each_pass(const vec4u (&regs)[kKvPasses<HD>], co
 }
 
 // tl_at: the timeline index of its first sub-phase stamp (tl_attn), or -1 for none.
-template <int HD, bool kFold = false>
+template <int HD>
 __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, int item, float* sm,
                                                KvRegs<HD> kv = kv_none<HD>(), int tl_at = -1) {
   constexpr int LG = HD / 8;          // lanes per position
@@ -544,7 +541,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   float* qs = sm;                    // [kG][HD], pre-scaled by 1/sqrt(HD)
   float* ps = qs + kG * HD;          // [kG][kMaxChunk]: scores, then probabilities
   float* ml = ps + kG * kMaxChunk;   // [kG][2]: max, sum
-  float* red = ml + 2 * kG;          // [nw][kG][HD], or [nw / 2][kG][HD] with kFold (nw even)
+  float* red = ml + 2 * kG;          // [nw][kG][HD]
   kv_issue<HD>(a, layer, item, kv, false);  // whatever is not in registers yet, all at once
   const float scale = rsqrtf(static_cast<float>(HD));
   for (int i = threadIdx.x; i < kG * HD; i += blockDim.x) qs[i] = act_load(a.q + kvh * kG * HD + i) * scale;
@@ -606,29 +603,16 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
   for (int g = 0; g < kG; ++g)
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[g][j] = across_groups_sum<LG>(acc[g][j]);
-  // kFold: the upper half of the warps stores, the lower half adds its own and stores over it.
-  const int rows = kFold ? nw / 2 : nw;
-  if (kFold) {
-    if (slot == 0 && warp >= rows)
-#pragma unroll
-      for (int g = 0; g < kG; ++g)
-#pragma unroll
-        for (int j = 0; j < 8; ++j) red[((warp - rows) * kG + g) * HD + 8 * sub + j] = acc[g][j];
-    __syncthreads();
-  }
-  if (slot == 0 && warp < rows)
+  if (slot == 0)
 #pragma unroll
     for (int g = 0; g < kG; ++g)
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        float* r = red + (warp * kG + g) * HD + 8 * sub + j;
-        *r = kFold ? *r + acc[g][j] : acc[g][j];
-      }
+      for (int j = 0; j < 8; ++j) red[(warp * kG + g) * HD + 8 * sub + j] = acc[g][j];
   __syncthreads();
   float* po = a.part_o + static_cast<size_t>(item) * kG * HD;
   for (int t = threadIdx.x; t < kG * HD; t += blockDim.x) {
     float s = 0.f;
-    for (int w = 0; w < rows; ++w) s += red[w * kG * HD + t];
+    for (int w = 0; w < nw; ++w) s += red[w * kG * HD + t];
     po[t] = s;
   }
   if (threadIdx.x < 2 * kG) a.part_ml[static_cast<size_t>(item) * 2 * kG + threadIdx.x] = ml[threadIdx.x];
@@ -1092,10 +1076,6 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-// The ring kernels' attention sums its warps' outputs through half a buffer on hd128 (the 8B:
-// 16 KB of shared memory more for the ring, a third slot per warp in the fused MLP's modes).
-template <int HD>
-constexpr bool kRingAttnFold = HD > 64;
 // The fused MLP's down projection, tiled (DecodeArgs.down_t): output n = w * tile + c of the
 // row-major down weight [hidden][mlp], column j, sits at [w][j][c] of its layer's block, with
 // tile = hidden / kRingWarps. Warp w's rows j of its tile are then one contiguous run (tile
@@ -1421,7 +1401,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     }
     if (a.stages & kStAttn)
       for (int item = b; item < items; item += nb) {
-        attention_item<HD, kRingAttnFold<HD>>(a, l, item, sm, pre, item == b ? tl_attn(a.layers, l) : -1);
+        attention_item<HD>(a, l, item, sm, pre, item == b ? tl_attn(a.layers, l) : -1);
         pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
         const bool combine = last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last);
         if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l + (combine ? 1 : 0));
@@ -1438,7 +1418,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     if (a.ring_mode & kRingFusedMlp) {
       // h stays in this block's shared memory (hs, after gate/up's x and partials: host
       // contract) and the down projection follows with no grid barrier (ring_down_fused).
-      float* hs = sm + a.fused_h_off;
+      float* hs = sm + a.mlp;
       const RingStage rd = ring_stage(a, st + 4);
       if (r.W) {
         stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
@@ -2007,57 +1987,41 @@ class Persistent {
       FAIL("refusing the ring engine: it needs the sm_90 bulk-copy engine");
 #else
       if (m.shape.hd > kMaxHd) FAIL("refusing the ring engine: head dimension %d above its RoPE table's %d", m.shape.hd, kMaxHd);
-      // The activations beside the ring: the attention's scratch (kRingAttnFold), and each GEMV
-      // stage's K floats of x followed by its block's partial sums (2 floats a piece). The
-      // unfused modes need all five GEMVs; the fused MLP's (kRingFusedMlp) have no down GEMV (its
-      // x of mlp floats), only the block's h after gate/up's x and partials, so they may leave
-      // room for more slots (the 8B: 3 per warp against 2).
-      const int H = m.shape.hidden, tile = H / kRingWarps;
-      const size_t attn = attn_smem_floats(m.shape.hd, threads_, m.shape.hd > 64 ? kRingAttnFold<128> : kRingAttnFold<64>) * sizeof(float);
-      struct { int K, rows; bool down; } gemvs[] = {{H, m.q_dim + 2 * m.kv_dim, false}, {m.q_dim, H, false},
-                                                    {H, 2 * m.shape.mlp, false}, {m.shape.mlp, H, true},
-                                                    {H, m.shape.vocab, false}};
-      size_t act_unfused = attn, act_fused = attn;
+      // Each GEMV stage keeps its block's partial sums (2 floats a piece) after its K floats of x.
+      struct { int K, rows; } gemvs[] = {{m.shape.hidden, m.q_dim + 2 * m.kv_dim}, {m.q_dim, m.shape.hidden},
+                                         {m.shape.hidden, 2 * m.shape.mlp}, {m.shape.mlp, m.shape.hidden},
+                                         {m.shape.hidden, m.shape.vocab}};
       for (auto& g : gemvs) {
         if (g.K % kRingSeg != 0)
           FAIL("refusing the ring engine: a GEMV with K = %d does not cut into pieces of %d columns", g.K, kRingSeg);
         const size_t pairs = (g.rows / 2 + blocks_ - 1) / blocks_, pieces = pairs * (g.K / kRingSeg);
         const size_t need = (static_cast<size_t>(g.K) + 2 * pieces) * sizeof(float);
-        act_unfused = std::max(act_unfused, need);
-        if (!g.down) act_fused = std::max(act_fused, need);
+        if (need > smem_) smem_ = need;
       }
-      // The fused MLP: a block's h (h_pairs floats) at fused_h_off, past gate/up's x and partials
-      // (16-byte aligned); a lane's columns of a down tile 8 or 16 bytes (ring_down_fused<4 or 8>).
+      // The fused MLP (kRingFusedMlp): a block's h after mlp floats, clear of gate/up's x and
+      // partials; a lane's columns of a down tile 8 or 16 bytes (ring_down_fused<4 or 8>).
+      const int H = m.shape.hidden, tile = H / kRingWarps;
       const size_t h_pairs = (m.shape.mlp + blocks_ - 1) / blocks_;
-      fused_h_off_ = static_cast<int>((static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) + 3) / 4 * 4);
-      act_fused = std::max(act_fused, (fused_h_off_ + h_pairs) * sizeof(float));
-      fused_ok_ = H % kRingWarps == 0 && (tile == 4 * kLanes || tile == 8 * kLanes);
+      fused_ok_ = H % kRingWarps == 0 && (tile == 4 * kLanes || tile == 8 * kLanes) &&
+                  static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) <= static_cast<size_t>(m.shape.mlp);
+      if (fused_ok_) smem_ = std::max(smem_, (static_cast<size_t>(m.shape.mlp) + h_pairs) * sizeof(float));
       int optin = 0;
       CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       cudaFuncAttributes fa{};
       CHECK_CUDA(cudaFuncGetAttributes(&fa, fn_));
       const long long per_slot = static_cast<long long>(kRingWarps) * kRingPieceBytes;  // one slot in every warp
-      auto fit = [&](size_t act) {
-        const long long room = static_cast<long long>(optin) - static_cast<long long>(fa.sharedSizeBytes) - static_cast<long long>(act);
-        return static_cast<int>(std::min<long long>(kRingMaxSlots, std::max<long long>(0, room / per_slot)));
-      };
-      const int fit_u = fit(act_unfused), fit_f = fused_ok_ ? fit(act_fused) : 0;
-      fused_ok_ = fused_ok_ && fit_f >= 2;
-      if (fit_u < 2)
+      const long long room = static_cast<long long>(optin) - static_cast<long long>(fa.sharedSizeBytes) - static_cast<long long>(smem_);
+      slots_ = static_cast<int>(std::min<long long>(kRingMaxSlots, std::max<long long>(0, room / per_slot)));
+      if (slots_ < 2)
         FAIL("refusing the ring engine: %d B of shared memory per block leave room for %d slots per warp of %d B beside "
-             "%zu B of activations (at least 2 needed)", optin, fit_u, kRingPieceBytes, act_unfused);
-      if (ring_slots > std::max(fit_u, fit_f)) {
-        std::fprintf(stderr, "error: --ring-slots %d: at most %d slots per warp of %d B fit beside %zu B of activations on this device\n",
-                     ring_slots, std::max(fit_u, fit_f), kRingPieceBytes, fused_ok_ ? act_fused : act_unfused);
+             "%zu B of activations (at least 2 needed)", optin, slots_, kRingPieceBytes, smem_);
+      if (ring_slots > slots_) {
+        std::fprintf(stderr, "error: --ring-slots %d: %d slots per warp of %d B fit beside %zu B of activations on this device\n",
+                     ring_slots, slots_, kRingPieceBytes, smem_);
         std::exit(kExitUsage);
       }
-      // --ring-slots N: N where it fits, else as many as fit (the modes table says which).
-      slots_u_ = ring_slots > 0 ? std::min(ring_slots, fit_u) : fit_u;
-      slots_f_ = ring_slots > 0 ? std::min(ring_slots, fit_f) : fit_f;
-      act_u_ = act_unfused;
-      act_f_ = act_fused;
-      smem_ = std::max(act_u_ + static_cast<size_t>(slots_u_ * per_slot),
-                       fused_ok_ ? act_f_ + static_cast<size_t>(slots_f_ * per_slot) : size_t{0});
+      if (ring_slots > 0) slots_ = ring_slots;
+      smem_ += static_cast<size_t>(slots_) * per_slot;
 #endif
     }
     CHECK_CUDA(cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
@@ -2071,22 +2035,18 @@ class Persistent {
     DecodeArgs a = base_;
     a.stages = stages;
     a.prefetch_bytes = prefetch_bytes;
-    a.ring_slots = slots();
+    a.ring_slots = slots_;
     a.ring_mode = mode_;
-    a.fused_h_off = fused_h_off_;
     if (ring_) set_ring_kinds(a, m_, stages, mode_);
     a.gen0 = m_.barrier_gen;
     m_.barrier_gen += static_cast<unsigned long long>(kBarriersPerLayer) * m_.shape.layers;
     void* args[] = {&a};
-    // The ring's activations, then its slots (the layout ring_body assumes); smem_ bounds both.
-    const size_t smem = ring_ ? (fused() ? act_f_ : act_u_) + static_cast<size_t>(slots()) * kRingWarps * kRingPieceBytes : smem_;
-    CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(threads_), args, smem, s));
+    CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
   }
   void set_timeline(unsigned long long* tl) { base_.tl = tl; }
   int blocks() const { return blocks_; }
   int threads() const { return threads_; }
-  int slots() const { return slots_for(mode_); }  // the ring's slots per warp in the current mode
-  int slots_for(int mode) const { return ring_ && (mode & kRingFusedMlp) && fused_ok_ ? slots_f_ : slots_u_; }
+  int slots() const { return slots_; }
   void set_ring_mode(int mode) { mode_ = mode; }
   int ring_mode() const { return mode_; }
   bool fused_ok() const { return fused_ok_; }  // the ring's fused MLP fits this shape
@@ -2097,9 +2057,7 @@ class Persistent {
   bool ring_;
   const void* fn_ = nullptr;
   size_t smem_ = 0;
-  bool fused() const { return ring_ && (mode_ & kRingFusedMlp) && fused_ok_; }
-  int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_u_ = 0, slots_f_ = 0, mode_ = 0, fused_h_off_ = 0;
-  size_t act_u_ = 0, act_f_ = 0;  // the ring's activations in front of its slots: unfused and fused modes
+  int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0, mode_ = 0;
   bool fused_ok_ = false;
 };
 
@@ -2507,13 +2465,13 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
                          std::to_string(kPersistentThreads) + " threads, " +
                          std::to_string(kBarriersPerLayer * s.layers) + " grid barriers",
                      [&] { pers.launch(st, kStAll, pf); }, {}, {}});
-  // The ring's description in its current mode (the slots per warp depend on it).
-  auto ring_what = [&] {
-    return "one cooperative kernel, " + std::to_string(ring->blocks()) + " blocks x " + std::to_string(ring->threads()) +
-           " threads, weights streamed through a ring of " + std::to_string(ring->slots()) +
-           " x 4 KB of shared memory per warp, " + std::to_string(kBarriersPerLayer * s.layers) + " grid barriers";
-  };
-  if (ring) engines.push_back({"persistent_ring", ring_what(), [&] { ring->launch(st, kStAll, 0); }, {}, {}});
+  if (ring)
+    engines.push_back({"persistent_ring",
+                       "one cooperative kernel, " + std::to_string(ring->blocks()) + " blocks x " +
+                           std::to_string(ring->threads()) + " threads, weights streamed through a ring of " +
+                           std::to_string(ring->slots()) + " x 4 KB of shared memory per warp, " +
+                           std::to_string(kBarriersPerLayer * s.layers) + " grid barriers",
+                       [&] { ring->launch(st, kStAll, 0); }, {}, {}});
   for (auto& e : engines) {
     say(ex, "%s: validating %s", s.name, e.name.c_str());
     e.v = validate(ex, m, ref, e.name, e.step);
@@ -2572,12 +2530,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     }
     ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
-    for (auto& e : engines)
-      if (e.name == "persistent_ring") {
-        e.what = ring_what();  // the kept mode's slots
-        if (kept & kRingFusedMlp)  // the barrier after gate/up is a counted pass in this mode: say how many wait
+    if (kept & kRingFusedMlp)  // the barrier after gate/up is a counted pass in this mode: say how many wait
+      for (auto& e : engines)
+        if (e.name == "persistent_ring")
           e.what += " (" + std::to_string((kBarriersPerLayer - 1) * s.layers) + " waited at: " + ring_mode_name(kept) + ")";
-      }
   }
   for (auto& e : engines) {
     say(ex, "%s: timing %s (%d x %d steps)", s.name, e.name.c_str(), o.plan.reps, o.plan.iters);
@@ -2639,7 +2595,6 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
         .add("median_us", p.second.median, 1, "median µs")
         .add("min_us", p.second.min, 1, "min µs")
         .add("fraction_of_floor", floor_us / p.second.median, 3, "floor / time")
-        .add("slots", ring->slots_for(p.first), -1, "slots per warp")
         .add("kept", p.first == ring->ring_mode(), -1, "kept");
     ex.add("persistent_ring: piece assignment (whole pairs per warp, or balanced runs of pieces), K/V preload and the fused MLP", row);
   }
