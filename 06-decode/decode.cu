@@ -110,7 +110,6 @@ struct DecodeArgs {
   unsigned prefetch_bytes;  // per block, split over its warps
   int ring_slots;           // the ring engine's slots per warp (one 4 KB piece each)
   int ring_mode;            // the ring engine's RingMode bits
-  unsigned attn_l2_bytes;   // the ring engine: per block, weights asked of L2 while it waits to attend (attn_l2_ahead)
   RingKind ring_kinds[kBarriersPerLayer + 1];  // the ring engine's stage kinds (ring_stage)
   // The timeline (null but in the one step that records it): per block, the constant-rate clock
   // at each barrier's arrival and departure (tl_stride, below).
@@ -1237,24 +1236,6 @@ struct WarpRing {
   }
 };
 
-// While a block waits at the barrier before attention (its ring full), it asks L2 for the first
-// a.attn_l2_bytes of the rows it streams next, its O rows and then its gate/up rows (each block's
-// pairs of a stage are one contiguous run of rows), so that DRAM keeps reading through the
-// attention; the ring's copies of those rows then hit L2. A prefetch returns nothing to the SM.
-// Split over the warps, 1 KB per lane at a time (warp_prefetch).
-__device__ __forceinline__ void attn_l2_ahead(const DecodeArgs& a, int st) {
-  size_t left = a.attn_l2_bytes;
-  const int warp = threadIdx.x / kLanes;
-  for (int j = 2; j <= 3 && left > 0; ++j) {
-    const RingStage r = ring_stage(a, st + j);
-    if (r.W == nullptr || r.np <= 0) continue;
-    const size_t run = static_cast<size_t>(2 * r.np) * r.K * sizeof(__half), bytes = run < left ? run : left;
-    const size_t per = ((bytes + kRingWarps - 1) / kRingWarps + 15) & ~static_cast<size_t>(15), off = per * warp;
-    if (off < bytes) warp_prefetch(r.W + static_cast<size_t>(2 * r.p0) * r.K + off / sizeof(__half), min(per, bytes - off));
-    left -= bytes;
-  }
-}
-
 // One GEMV stage from the warps' rings: warp w streams its share of the block's pieces, keeps
 // the running sums of the pair in hand in registers, and reduces across its lanes when the
 // pair ends or its share does; lane 0 stores that (or zeros) as the piece's partial in shared
@@ -1414,7 +1395,6 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     const bool preload = (a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items;
     if (!grid_barrier_then(a, ++k, l, 0, &s_stop, [&] {
           if (preload) kv_issue<HD>(a, l, b, pre, true);
-          if (a.attn_l2_bytes) attn_l2_ahead(a, st);
         })) {
       q.drain();
       return;
@@ -2064,7 +2044,6 @@ class Persistent {
     CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
   }
   void set_timeline(unsigned long long* tl) { base_.tl = tl; }
-  void set_attn_l2(unsigned bytes) { base_.attn_l2_bytes = bytes; }  // the ring engine's attn_l2_ahead
   int blocks() const { return blocks_; }
   int threads() const { return threads_; }
   int slots() const { return slots_; }
@@ -2418,7 +2397,6 @@ struct RunOptions {
   unsigned prefetch_bytes;
   bool sweep_prefetch;
   int ring_slots;     // 0: as many as fit
-  unsigned attn_l2_bytes;  // the ring engine's L2 run-ahead during attention, per block
   bool breakdown;     // the stage-alone and launch-kind tables (not under a sanitizer)
   unsigned long long timeout_ticks;
   double clock_hz;    // the constant-rate clock (the timeline's stamps)
@@ -2466,7 +2444,6 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   Persistent pers(m, base, ex, false);
   std::unique_ptr<Persistent> ring;
   if (have_pdl) ring.reset(new Persistent(m, base, ex, true, o.ring_slots));  // cp.async.bulk: sm_90 builds
-  if (ring) ring->set_attn_l2(o.attn_l2_bytes);
   Persistent& head = ring ? *ring : pers;  // the engine (c) of the headline and the stage breakdown
   const char* head_name = ring ? "persistent_ring" : "persistent";
 
@@ -2731,13 +2708,12 @@ int main(int argc, char** argv) {
                 "kernel per op on a stream, a CUDA graph with PDL, and one persistent cooperative kernel, against "
                 "the bandwidth floor.");
   std::string model_flag, prediction;
-  long long steps = 0, prefetch_kb = 64, ring_slots = 0, attn_l2_kb = 0, timeout_ms = sanitizing() ? 60000 : 2000;  // sanitizers slow every spin
+  long long steps = 0, prefetch_kb = 64, ring_slots = 0, timeout_ms = sanitizing() ? 60000 : 2000;  // sanitizers slow every spin
   ex.flags().add_string("model", &model_flag, "1b | 8b | all (default all; --quick: 1b)");
   ex.flags().add_int("steps", &steps, 1, 1000, "decode steps per timed batch (default 10; --quick 3)");
   ex.flags().add_string("prediction", &prediction, "report.json holding <model>_predicted_single_kernel_us (default <results dir>/report.json)");
   ex.flags().add_int("prefetch-kb", &prefetch_kb, 0, 128, "persistent engine: L2 prefetch per block before each barrier (default 64; full runs sweep 0-128)");
   ex.flags().add_int("ring-slots", &ring_slots, 0, kRingMaxSlots, "ring engine: 4 KB shared-memory slots per warp (default 0: as many as fit, 2-4)");
-  ex.flags().add_int("attn-l2-kb", &attn_l2_kb, 0, 4096, "ring engine: KB per block of its next O and gate/up rows asked of L2 while it waits to attend (default 0: none)");
   ex.flags().add_int("timeout-ms", &timeout_ms, 10, 60000, "grid-barrier spin timeout on the constant-rate clock (default 2000)");
   ex.validate_flags([&]() -> std::string {
     if (!model_flag.empty() && model_flag != "1b" && model_flag != "8b" && model_flag != "all")
@@ -2760,7 +2736,6 @@ int main(int argc, char** argv) {
   o.prefetch_bytes = static_cast<unsigned>(prefetch_kb) * 1024;
   o.sweep_prefetch = !quick;
   o.ring_slots = static_cast<int>(ring_slots);
-  o.attn_l2_bytes = static_cast<unsigned>(attn_l2_kb) * 1024;
   o.breakdown = !sanitizing();
 
   if (ex.list()) {
