@@ -99,6 +99,9 @@ struct DecodeArgs {
   __half* vc;
   const float* rope;         // (cos, sin) per dimension pair at `pos`
   float *resid, *xn, *qkv, *q, *attn, *h, *logits, *part_o, *part_ml;
+  // The ring engine's carried modes: the attention output (q_dim) and the residual after O
+  // (hidden) as tagged words, each a value and the barrier point it belongs to (tag_store).
+  unsigned long long *attn_tag, *resid_tag;
   int* token_out;
   float* best_out;
   int2* block_best;
@@ -182,6 +185,19 @@ __device__ __forceinline__ float4 act_load4(const float* p) {
   return *reinterpret_cast<const float4*>(p);
 #else
   return __ldcg(reinterpret_cast<const float4*>(p));
+#endif
+}
+// Data-carried readiness (the ring engine's carried modes): a value and a tag, the low 32 bits of
+// the barrier point it belongs to (gen0 + k: unique across launches), in one 64-bit word, written
+// by one relaxed store and read by relaxed loads. A single aligned 64-bit access is never torn, so
+// a reader that sees the tag sees the value written with it: no fence and no counter between the
+// writer and the reader, and a stale word (an earlier point's tag) is never taken for a fresh one.
+__device__ __forceinline__ void tag_store(unsigned long long* p, float v, unsigned tag) {
+  const unsigned long long w = (static_cast<unsigned long long>(tag) << 32) | __float_as_uint(v);
+#if defined(PORT_HIP)
+  __hip_atomic_store(p, w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+#else
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
 #endif
 }
 __device__ __forceinline__ vec4u cache_load(const __half* p) {
@@ -365,8 +381,10 @@ __device__ __forceinline__ void gain_issue(GainRegs& r, const __half* gain, int 
 // xs = gain * v / rms(v), v the residual (FP32) or, when emb_row is given, that FP16 row.
 // Every block that needs the normalised vector computes it: no barrier for a norm stage.
 // pre: the gain already in registers (gain_issue with the same gain and n), or null.
+// resid_in_xs: the residual is already in xs (polled there by the ring's carried mode).
 __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float* resid, const __half* emb_row,
-                                              const __half* gain, int n, float eps, const GainRegs* pre = nullptr) {
+                                              const __half* gain, int n, float eps, const GainRegs* pre = nullptr,
+                                              bool resid_in_xs = false) {
   // The gain is loaded with v (not after the block reduction: one L2 round trip less) and
   // applied at once; the reduction's 1/rms scales the products afterwards.
   float ss = 0.f;
@@ -376,6 +394,8 @@ __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float
       const uint2 raw = *reinterpret_cast<const uint2*>(emb_row + i);
       const float2 a = halves(raw.x), b = halves(raw.y);
       v = make_float4(a.x, a.y, b.x, b.y);
+    } else if (resid_in_xs) {
+      v = *reinterpret_cast<const float4*>(xs + i);
     } else {
       v = act_load4(resid + i);
     }
@@ -625,8 +645,9 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
 // once: each thread's partials into registers and the chunks' (max, sum) pairs into shared
 // memory: one L2 latency, where a runtime-bounded loop waits for its loads a few at a time.
 constexpr int kCombineChunks = 16;
+// tag != 0: the output also goes to a.attn_tag as tagged words (the ring's carried_attn mode).
 template <int HD>
-__device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh) {
+__device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh, unsigned tag = 0) {
   __shared__ float s_ml[kCombineChunks * 2 * kG];
   const size_t item0 = static_cast<size_t>(kvh) * a.chunks;
   const int t = threadIdx.x;
@@ -652,7 +673,8 @@ __device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh) 
           num += w * o[c];
           den += w * s_ml[c * 2 * kG + 2 * g + 1];
         }
-      a.attn[kvh * kG * HD + t] = num / den;
+      a.attn[kvh * kG * HD + t] = num / den;  // (the checks read it in every mode)
+      if (tag != 0) tag_store(a.attn_tag + kvh * kG * HD + t, num / den, tag);
     }
     __syncthreads();  // s_ml is free again
     return;
@@ -669,6 +691,7 @@ __device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh) 
       den += w * act_load(mlc + 1);
     }
     a.attn[kvh * kG * HD + u] = num / den;
+    if (tag != 0) tag_store(a.attn_tag + kvh * kG * HD + u, num / den, tag);
   }
 }
 
@@ -809,9 +832,10 @@ OP_PAIR(op_argmax, 1024, (DecodeArgs a), argmax_body<false>(a), argmax_body<true
 // ---------------------------------------------------------------------------------------------
 // Failure path, out of line, on plain values (a reference to the kernel's parameter block
 // would force a local copy of the whole block).
+// kind 1: a grid barrier (want and seen: arrivals); 2: a tagged-word wait (tag_poll: tags).
 __device__ __noinline__ void report_timeout(SpinError* err, unsigned* abort_flag, int layer, int where,
-                                            unsigned long long want, unsigned long long seen) {
-  if (atomicCAS(&err->kind, 0u, 1u) == 0u) {
+                                            unsigned long long want, unsigned long long seen, unsigned kind = 1) {
+  if (atomicCAS(&err->kind, 0u, kind) == 0u) {
     err->block = blockIdx.x;
     err->layer = layer;
     err->where = where;
@@ -1085,8 +1109,12 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4 };  // bits of DecodeArgs.ring_mode
-constexpr int kRingModes = 8;
+// bits of DecodeArgs.ring_mode; the carried modes (kRingCarryAttn: the attention output reaches
+// O's prologue as tagged words, no grid barrier between them; kRingCarryResid: the residual after
+// O reaches gate/up's norm the same way) are swept only with kv_preload and fused_mlp.
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingCarryAttn = 8, kRingCarryResid = 16 };
+constexpr int kRingModes = 32;
+constexpr int kCarryMaxRows = 64;  // rows of O a block owns in the carried_resid mode, at most
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -1236,6 +1264,78 @@ struct WarpRing {
   }
 };
 
+// The consumer side of tag_store: elements [4 t + 4 j blockDim.x, + 4) of src (t the thread, j <
+// kPollGroups; n % 4 == 0, n <= 4 kPollGroups blockDim.x: host contract) into xs once their tag
+// is `tag`. Every group's loads are issued at once (16 bytes, two tagged words, a load), then
+// whatever was not ready is read again, until all is; every 16 rounds the abort flag and the
+// constant-rate clock, as in the barrier's spin (a timeout is recorded like a barrier's, `where`
+// the stage whose output it waited for). Ends with a block barrier (xs complete); false, on
+// every thread, when a wait timed out here or anywhere else.
+constexpr int kPollGroups = 2;
+__device__ __forceinline__ ulonglong2 tag_load2(const unsigned long long* p) {
+  ulonglong2 v;
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ bool tag_poll(const DecodeArgs& a, const unsigned long long* src, float* xs, int n,
+                                         unsigned tag, int layer, int where) {
+  unsigned pending = 0, seen = tag;
+#pragma unroll
+  for (int j = 0; j < kPollGroups; ++j)
+    if (4 * threadIdx.x + 4 * j * blockDim.x < n) pending |= 0xfu << (4 * j);
+  bool fail = false;
+  const unsigned long long start = port_const_clock();
+  for (unsigned round = 1; pending != 0; ++round) {
+    unsigned long long w[kPollGroups][4];
+#pragma unroll
+    for (int j = 0; j < kPollGroups; ++j)
+      if (pending >> (4 * j) & 0xfu) {
+        const unsigned long long* p = src + 4 * threadIdx.x + 4 * j * blockDim.x;
+        const ulonglong2 lo = tag_load2(p), hi = tag_load2(p + 2);
+        w[j][0] = lo.x, w[j][1] = lo.y, w[j][2] = hi.x, w[j][3] = hi.y;
+      }
+#pragma unroll
+    for (int j = 0; j < kPollGroups; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (pending >> (4 * j + e) & 1u) {
+          const unsigned t = static_cast<unsigned>(w[j][e] >> 32);
+          if (t == tag) {
+            xs[4 * threadIdx.x + 4 * j * blockDim.x + e] = __uint_as_float(static_cast<unsigned>(w[j][e]));
+            pending &= ~(1u << (4 * j + e));
+          } else {
+            seen = t;
+          }
+        }
+    if (pending != 0 && (round & 15u) == 0) {
+      if (*reinterpret_cast<volatile unsigned*>(a.abort_flag)) {
+        fail = true;
+        break;
+      }
+      if (port_const_clock() - start > a.timeout_ticks) {
+        report_timeout(a.err, a.abort_flag, layer, where, tag, seen, 2);
+        fail = true;
+        break;
+      }
+    }
+  }
+  return __syncthreads_or(fail) == 0;
+}
+
+// carried_resid: the residual of the block's O rows [2 p0, 2 p0 + 2 np) into s_rold, from the
+// 16-byte boundary below 2 p0, by LDGSTS through L2 (.cg): no register holds it across the wait
+// for the attention output. carry_rold_wait: the issuing threads' copies landed (a block barrier
+// must follow before other threads read them).
+__device__ __forceinline__ void carry_rold_issue(float* s_rold, const float* resid, const RingStage& r) {
+  const int base = 2 * r.p0 & ~3, vecs = (2 * (r.p0 + r.np) - base + 3) / 4;
+  if (static_cast<int>(threadIdx.x) < vecs)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(s_rold + 4 * threadIdx.x)),
+                 "l"(resid + base + 4 * threadIdx.x)
+                 : "memory");
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+__device__ __forceinline__ void carry_rold_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+
 // One GEMV stage from the warps' rings: warp w streams its share of the block's pieces, keeps
 // the running sums of the pair in hand in registers, and reduces across its lanes when the
 // pair ends or its share does; lane 0 stores that (or zeros) as the piece's partial in shared
@@ -1351,6 +1451,15 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   __shared__ float s_rope[kMaxHd];
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
+  // The carried modes: a producer stage masked off writes no tagged words, so its consumer
+  // then reads the plain buffer instead of waiting for them.
+  // (carried_resid only with the fused MLP, whose gate/up norm is the one that polls)
+  const bool carry_attn = (a.ring_mode & kRingCarryAttn) != 0;
+  const bool carry_resid = (a.ring_mode & kRingCarryResid) && (a.ring_mode & kRingFusedMlp);
+  const bool poll_attn = carry_attn && (a.stages & kStAttn), poll_resid = carry_resid && (a.stages & kStO);
+  // carried_resid: the residual of this block's O rows before O, from the 16-byte boundary below
+  // its first row (carry_rold_issue)
+  __shared__ __align__(16) float s_rold[kCarryMaxRows + 4];
   for (int i = threadIdx.x; i < a.hd; i += blockDim.x) s_rope[i] = a.rope[i];
   if (threadIdx.x == 0) {
     if (a.tl != nullptr) a.tl[static_cast<size_t>(b) * tl_stride(a.layers)] = static_cast<unsigned long long>(sm_id());
@@ -1405,23 +1514,62 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
         const bool combine = last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last);
         if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l + (combine ? 1 : 0));
-        if (combine) attention_combine<HD>(a, item / a.chunks);
+        if (combine) attention_combine<HD>(a, item / a.chunks, carry_attn ? static_cast<unsigned>(a.gen0 + k + 1) : 0u);
       }
-    if (!sync_or_drain(l, 1)) return;
+    // carried_attn: no grid barrier after the attention (a counted pass): O's prologue waits for
+    // the tagged output itself, which carries its own readiness.
+    if (carry_attn)
+      barrier_pass(a, ++k);
+    else if (!sync_or_drain(l, 1))
+      return;
     r = ring_stage(a, st + 2);
     if (r.W) {
-      stage_copy(sm, a.attn, a.q_dim);
-      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), add_resid);
+      // carried_resid: the residual of this block's O rows, read while the attention output is
+      // awaited (nothing writes it before this block's own O epilogue: see below).
+      if (carry_resid) carry_rold_issue(s_rold, a.resid, r);
+      if (poll_attn) {
+        if (!tag_poll(a, a.attn_tag, sm, a.q_dim, static_cast<unsigned>(a.gen0 + k), l, 1)) {
+          q.drain();
+          return;
+        }
+      } else {
+        stage_copy(sm, a.attn, a.q_dim);
+      }
+      if (carry_resid) carry_rold_wait();  // read in the epilogue, after ring_gemv's block barrier
+      // The residual add (a RED: down's REDs and the next layer's norm see it after the barrier
+      // after down); with carried_resid also the sum, the same single FP32 addition, as a tagged
+      // word for gate/up's norm. A block's down REDs to a row follow its sight of that row's
+      // tagged word, which this block stores only after reading the row: the read sees no down add.
+      const unsigned tag = static_cast<unsigned>(a.gen0 + k + 1);
+      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), [&](int row, float s0, float s1) {
+        resid_add_pair(a.resid, row, s0, s1);
+        if (carry_resid) {
+          const int t = row - (2 * r.p0 & ~3);
+          tag_store(a.resid_tag + row, s_rold[t] + s0, tag);
+          tag_store(a.resid_tag + row + 1, s_rold[t + 1] + s1, tag);
+        }
+      });
     }
-    if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) return;
+    if (carry_resid) {
+      barrier_pass(a, ++k);
+      gain_issue(gpre, lw + a.off.mlp_gain, H);  // in flight while the residual is awaited
+    } else if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) {
+      return;
+    }
     r = ring_stage(a, st + 3);
+    // gate/up's norm: of the residual after O, polled as tagged words (carried_resid) or read
+    // after the barrier. False: a wait timed out, the block has drained its ring.
     if (a.ring_mode & kRingFusedMlp) {
       // h stays in this block's shared memory (hs, after gate/up's x and partials: host
       // contract) and the down projection follows with no grid barrier (ring_down_fused).
       float* hs = sm + a.mlp;
       const RingStage rd = ring_stage(a, st + 4);
       if (r.W) {
-        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
+        if (poll_resid && !tag_poll(a, a.resid_tag, sm, H, static_cast<unsigned>(a.gen0 + k), l, 2)) {
+          q.drain();
+          return;
+        }
+        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre, poll_resid);
         ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { hs[row / 2 - r.p0] = silu(s0) * s1; });
       } else
         for (int t = threadIdx.x; t < rd.np; t += blockDim.x) hs[t] = 0.f;  // timing with gate/up masked off
@@ -1516,7 +1664,20 @@ constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the che
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingFusedMlp) ? "+fused_mlp" : "");
+         ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingCarryAttn) ? "+carried_attn" : "") +
+         ((mode & kRingCarryResid) ? "+carried_resid" : "");
+}
+// Barrier points of a layer where nothing waits (counted passes) in a ring mode: after the
+// attention (carried_attn), after O (carried_resid, with fused_mlp only), after gate/up (fused_mlp); indexed by the
+// stage kind that ends there (0 QKV .. 4 down).
+bool ring_pass_at(int mode, int kind) {
+  return (kind == 1 && (mode & kRingCarryAttn)) || (kind == 2 && (mode & kRingCarryResid) && (mode & kRingFusedMlp)) ||
+         (kind == 3 && (mode & kRingFusedMlp));
+}
+int ring_passes_per_layer(int mode) {
+  int n = 0;
+  for (int kind = 0; kind < kBarriersPerLayer; ++kind) n += ring_pass_at(mode, kind) ? 1 : 0;
+  return n;
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -1633,6 +1794,10 @@ class Model {
     qkv = device_alloc<float>(q_dim + 2 * kv_dim);
     q = device_alloc<float>(q_dim);
     attn = device_alloc<float>(q_dim);
+    attn_tag = device_alloc<unsigned long long>(q_dim);
+    resid_tag = device_alloc<unsigned long long>(H);
+    CHECK_CUDA(cudaMemset(attn_tag, 0, q_dim * sizeof(unsigned long long)));  // tag 0: no barrier point's
+    CHECK_CUDA(cudaMemset(resid_tag, 0, H * sizeof(unsigned long long)));
     h = device_alloc<float>(s.mlp);
     logits = device_alloc<float>(s.vocab);
     part_o = device_alloc<float>(static_cast<size_t>(items) * kG * s.hd);
@@ -1675,7 +1840,7 @@ class Model {
     CHECK_CUDA(cudaDeviceSynchronize());
   }
   ~Model() {
-    for (void* p : std::initializer_list<void*>{layer_w, down_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, h, logits,
+    for (void* p : std::initializer_list<void*>{layer_w, down_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, attn_tag, resid_tag, h, logits,
                                                 part_o, part_ml, token_out, best_out, block_best, counters, err, abort_flag})
       (void)cudaFree(p);
   }
@@ -1709,6 +1874,8 @@ class Model {
     a.qkv = qkv;
     a.q = q;
     a.attn = attn;
+    a.attn_tag = attn_tag;
+    a.resid_tag = resid_tag;
     a.h = h;
     a.logits = logits;
     a.part_o = part_o;
@@ -1752,6 +1919,7 @@ class Model {
   int* token_out;
   int2* block_best;
   unsigned long long* counters;
+  unsigned long long *attn_tag, *resid_tag;  // the ring's carried modes (DecodeArgs)
   SpinError* err;
   unsigned* abort_flag;
   mutable unsigned long long barrier_gen = 0;  // grid barriers completed by earlier launches (the counter never resets)
@@ -2005,6 +2173,12 @@ class Persistent {
       fused_ok_ = H % kRingWarps == 0 && (tile == 4 * kLanes || tile == 8 * kLanes) &&
                   static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) <= static_cast<size_t>(m.shape.mlp);
       if (fused_ok_) smem_ = std::max(smem_, (static_cast<size_t>(m.shape.mlp) + h_pairs) * sizeof(float));
+      // The carried modes: a block's O rows fit s_rold; the attention output and the residual
+      // fit one tag_poll (4 kPollGroups words a thread).
+      const size_t o_rows = 2 * ((m.shape.hidden / 2 + blocks_ - 1) / blocks_);
+      const int poll_max = 4 * kPollGroups * kRingThreads;
+      carried_ok_ = o_rows <= static_cast<size_t>(kCarryMaxRows) && m.q_dim <= poll_max && H <= poll_max &&
+                    m.q_dim % 4 == 0 && H % 4 == 0;
       int optin = 0;
       CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       cudaFuncAttributes fa{};
@@ -2050,6 +2224,7 @@ class Persistent {
   void set_ring_mode(int mode) { mode_ = mode; }
   int ring_mode() const { return mode_; }
   bool fused_ok() const { return fused_ok_; }  // the ring's fused MLP fits this shape
+  bool carried_ok() const { return carried_ok_; }  // and its carried modes
 
  private:
   const Model& m_;
@@ -2058,7 +2233,7 @@ class Persistent {
   const void* fn_ = nullptr;
   size_t smem_ = 0;
   int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0, mode_ = 0;
-  bool fused_ok_ = false;
+  bool fused_ok_ = false, carried_ok_ = false;
 };
 
 // A spin that timed out ends the run (exit 1) with who waited where.
@@ -2068,10 +2243,17 @@ void check_spins(const Model& m, const char* what) {
   CHECK_CUDA(cudaMemcpy(&e, m.err, sizeof e, cudaMemcpyDeviceToHost));
   if (e.kind) {
     static const char* const after[] = {"QKV + RoPE", "attention", "O projection", "gate/up", "down projection"};
-    std::fprintf(stderr,
-                 "error: %s: %s: grid barrier timed out: block %d waited at layer %d after the %s stage for %llu "
-                 "arrivals and saw %llu; every block bailed out\n",
-                 m.shape.name, what, e.block, e.layer, e.where >= 0 && e.where < 5 ? after[e.where] : "?", e.want, e.seen);
+    const char* stage = e.where >= 0 && e.where < 5 ? after[e.where] : "?";
+    if (e.kind == 2)
+      std::fprintf(stderr,
+                   "error: %s: %s: a tagged-word wait timed out: block %d waited at layer %d for the %s stage's output "
+                   "tagged %llu and saw tag %llu; every block bailed out\n",
+                   m.shape.name, what, e.block, e.layer, stage, e.want, e.seen);
+    else
+      std::fprintf(stderr,
+                   "error: %s: %s: grid barrier timed out: block %d waited at layer %d after the %s stage for %llu "
+                   "arrivals and saw %llu; every block bailed out\n",
+                   m.shape.name, what, e.block, e.layer, stage, e.want, e.seen);
     std::exit(kExitFailure);
   }
 }
@@ -2146,6 +2328,7 @@ std::string fmt(double v, int prec) {
 struct Timeline {
   int blocks = 0, stride = 0, nbar = 0, layers = 0;
   bool fused_mlp = false;  // the ring's fused MLP: nothing waits at the barrier after gate/up
+  int mode = 0;            // the ring mode (ring_pass_at: where nothing waits)
   double us_per_tick = 0;
   std::vector<unsigned long long> t;
   double at(int b, int i) const { return static_cast<double>(t[static_cast<size_t>(b) * stride + i]); }
@@ -2166,6 +2349,7 @@ Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, doub
   tl.layers = m.shape.layers;
   tl.nbar = kBarriersPerLayer * m.shape.layers;
   tl.fused_mlp = (ring.ring_mode() & kRingFusedMlp) != 0;
+  tl.mode = ring.ring_mode();
   tl.stride = tl_stride(m.shape.layers);
   tl.us_per_tick = 1e6 / clock_hz;
   tl.t.assign(static_cast<size_t>(tl.blocks) * tl.stride, 0);
@@ -2328,7 +2512,7 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
       str[kind] += med([&](int b) { return tl.at(b, g + 1) - tl.at(b, g); }) * tl.us_per_tick;
       epi[kind] += med([&](int b) { return tl.end(b, k) - tl.at(b, g + 1); }) * tl.us_per_tick;
     }
-    if (tl.fused_mlp && kind == 3) {  // no wait there: arrival and departure stamped together
+    if (kind < kBarriersPerLayer && ring_pass_at(tl.mode, kind)) {  // no wait there: arrival and departure stamped together
       bar[kind] += (d - a_med) * tl.us_per_tick;
     } else {
       skew[kind] += (a_max - a_med) * tl.us_per_tick;
@@ -2497,6 +2681,12 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   if (ring) {
     for (int mode = 0; mode < kRingModes; ++mode) {
       if ((mode & kRingFusedMlp) && !ring->fused_ok()) continue;
+      // The carried modes only on top of the kept deal's kv_preload+fused_mlp, carried_resid
+      // only with carried_attn: 4 modes more, not 24.
+      if ((mode & (kRingCarryAttn | kRingCarryResid)) &&
+          (!ring->carried_ok() || (mode & (kRingPreloadKv | kRingFusedMlp)) != (kRingPreloadKv | kRingFusedMlp) ||
+           !(mode & kRingCarryAttn)))
+        continue;
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
       validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
@@ -2530,10 +2720,11 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     }
     ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
-    if (kept & kRingFusedMlp)  // the barrier after gate/up is a counted pass in this mode: say how many wait
+    if (ring_passes_per_layer(kept) > 0)  // some barrier points are counted passes in this mode: say how many wait
       for (auto& e : engines)
         if (e.name == "persistent_ring")
-          e.what += " (" + std::to_string((kBarriersPerLayer - 1) * s.layers) + " waited at: " + ring_mode_name(kept) + ")";
+          e.what += " (" + std::to_string((kBarriersPerLayer - ring_passes_per_layer(kept)) * s.layers) +
+                    " waited at: " + ring_mode_name(kept) + ")";
   }
   for (auto& e : engines) {
     say(ex, "%s: timing %s (%d x %d steps)", s.name, e.name.c_str(), o.plan.reps, o.plan.iters);
