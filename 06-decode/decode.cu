@@ -53,6 +53,9 @@
 constexpr int kG = 4;                       // query heads per KV head (32 / 8 in both models)
 constexpr int kMaxChunk = 128;              // attention positions per item, at most
 constexpr int kMaxHd = 128;                 // head dimension, at most (the ring engine's RoPE copy)
+#ifndef DECODE_RING_UNFUSED
+#define DECODE_RING_UNFUSED 1
+#endif
 constexpr int kLanes = PORT_WARP_SIZE;
 constexpr int kVecPerLane = 256 / kLanes;   // 16-byte weight vectors per lane per row per chunk
 constexpr int kKStep = kVecPerLane * kLanes * 8;  // halves of a row per chunk: 2048 on both widths
@@ -99,9 +102,9 @@ struct DecodeArgs {
   __half* vc;
   const float* rope;         // (cos, sin) per dimension pair at `pos`
   float *resid, *xn, *qkv, *q, *attn, *h, *logits, *part_o, *part_ml;
-  // The ring engine's carried modes: the attention output (q_dim) and the residual after O
-  // (hidden) as tagged words, each a value and the barrier point it belongs to (tag_store).
-  unsigned long long *attn_tag, *resid_tag;
+  // The ring engine's carried_resid mode: the residual after O (hidden) as tagged words, each a
+  // value and the barrier point it belongs to (tag_store).
+  unsigned long long* resid_tag;
   int* token_out;
   float* best_out;
   int2* block_best;
@@ -645,9 +648,8 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
 // once: each thread's partials into registers and the chunks' (max, sum) pairs into shared
 // memory: one L2 latency, where a runtime-bounded loop waits for its loads a few at a time.
 constexpr int kCombineChunks = 16;
-// tag != 0: the output also goes to a.attn_tag as tagged words (the ring's carried_attn mode).
 template <int HD>
-__device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh, unsigned tag = 0) {
+__device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh) {
   __shared__ float s_ml[kCombineChunks * 2 * kG];
   const size_t item0 = static_cast<size_t>(kvh) * a.chunks;
   const int t = threadIdx.x;
@@ -673,8 +675,7 @@ __device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh, 
           num += w * o[c];
           den += w * s_ml[c * 2 * kG + 2 * g + 1];
         }
-      a.attn[kvh * kG * HD + t] = num / den;  // (the checks read it in every mode)
-      if (tag != 0) tag_store(a.attn_tag + kvh * kG * HD + t, num / den, tag);
+      a.attn[kvh * kG * HD + t] = num / den;
     }
     __syncthreads();  // s_ml is free again
     return;
@@ -691,7 +692,6 @@ __device__ __forceinline__ void attention_combine(const DecodeArgs& a, int kvh, 
       den += w * act_load(mlc + 1);
     }
     a.attn[kvh * kG * HD + u] = num / den;
-    if (tag != 0) tag_store(a.attn_tag + kvh * kG * HD + u, num / den, tag);
   }
 }
 
@@ -1109,11 +1109,11 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-// bits of DecodeArgs.ring_mode; the carried modes (kRingCarryAttn: the attention output reaches
-// O's prologue as tagged words, no grid barrier between them; kRingCarryResid: the residual after
-// O reaches gate/up's norm the same way) are swept only with kv_preload and fused_mlp.
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingCarryAttn = 8, kRingCarryResid = 16 };
-constexpr int kRingModes = 32;
+// bits of DecodeArgs.ring_mode. kRingCarryResid (carried_resid): the residual after O reaches
+// gate/up's norm as tagged words, with no grid barrier after O; swept only with kv_preload and
+// fused_mlp.
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingCarryResid = 8 };
+constexpr int kRingModes = 16;
 constexpr int kCarryMaxRows = 64;  // rows of O a block owns in the carried_resid mode, at most
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
@@ -1265,37 +1265,40 @@ struct WarpRing {
 };
 
 // The consumer side of tag_store: elements [4 t + 4 j blockDim.x, + 4) of src (t the thread, j <
-// kPollGroups; n % 4 == 0, n <= 4 kPollGroups blockDim.x: host contract) into xs once their tag
+// G; n % 4 == 0, n <= 4 kPollGroups blockDim.x: host contract) into xs once their tag
 // is `tag`. Every group's loads are issued at once (16 bytes, two tagged words, a load), then
 // whatever was not ready is read again, until all is; every 16 rounds the abort flag and the
 // constant-rate clock, as in the barrier's spin (a timeout is recorded like a barrier's, `where`
 // the stage whose output it waited for). Ends with a block barrier (xs complete); false, on
-// every thread, when a wait timed out here or anywhere else.
-constexpr int kPollGroups = 2;
+// every thread, when a wait timed out here or anywhere else. G: 1 in the hd64 kernel (the 1B's
+// 2048-long vectors), 2 in the hd128 one (kPollGroups<HD>: the words in flight cost registers).
+template <int HD>
+constexpr int kPollGroups = HD <= 64 ? 1 : 2;
 __device__ __forceinline__ ulonglong2 tag_load2(const unsigned long long* p) {
   ulonglong2 v;
   asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
   return v;
 }
+template <int G>
 __device__ __forceinline__ bool tag_poll(const DecodeArgs& a, const unsigned long long* src, float* xs, int n,
                                          unsigned tag, int layer, int where) {
   unsigned pending = 0, seen = tag;
 #pragma unroll
-  for (int j = 0; j < kPollGroups; ++j)
+  for (int j = 0; j < G; ++j)
     if (4 * threadIdx.x + 4 * j * blockDim.x < n) pending |= 0xfu << (4 * j);
   bool fail = false;
   const unsigned long long start = port_const_clock();
   for (unsigned round = 1; pending != 0; ++round) {
-    unsigned long long w[kPollGroups][4];
+    unsigned long long w[G][4];
 #pragma unroll
-    for (int j = 0; j < kPollGroups; ++j)
+    for (int j = 0; j < G; ++j)
       if (pending >> (4 * j) & 0xfu) {
         const unsigned long long* p = src + 4 * threadIdx.x + 4 * j * blockDim.x;
         const ulonglong2 lo = tag_load2(p), hi = tag_load2(p + 2);
         w[j][0] = lo.x, w[j][1] = lo.y, w[j][2] = hi.x, w[j][3] = hi.y;
       }
 #pragma unroll
-    for (int j = 0; j < kPollGroups; ++j)
+    for (int j = 0; j < G; ++j)
 #pragma unroll
       for (int e = 0; e < 4; ++e)
         if (pending >> (4 * j + e) & 1u) {
@@ -1335,6 +1338,17 @@ __device__ __forceinline__ void carry_rold_issue(float* s_rold, const float* res
   asm volatile("cp.async.commit_group;" ::: "memory");
 }
 __device__ __forceinline__ void carry_rold_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
+// carried_resid: the next norm's gain (n halves) into shared memory by LDGSTS, 8 bytes at the
+// elements stage_rmsnorm gives this thread (4 t + 4 j blockDim.x), so that only this thread's
+// carry_rold_wait is needed before the norm reads them. In place of gain_issue's registers, which
+// held through tag_poll spilled the hd64 kernel. dst: n / 2 floats of free shared memory (host
+// contract: [H + gate/up's partials, mlp) of the fused MLP's activations).
+__device__ __forceinline__ void gain_copy_issue(float* dst, const __half* gain, int n) {
+  __half* d = reinterpret_cast<__half*>(dst);
+  for (int i = 4 * threadIdx.x; i < n; i += 4 * blockDim.x)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem_u32(d + i)), "l"(gain + i) : "memory");
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
 
 // One GEMV stage from the warps' rings: warp w streams its share of the block's pieces, keeps
 // the running sums of the pair in hand in registers, and reduces across its lanes when the
@@ -1451,12 +1465,10 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   __shared__ float s_rope[kMaxHd];
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
-  // The carried modes: a producer stage masked off writes no tagged words, so its consumer
-  // then reads the plain buffer instead of waiting for them.
-  // (carried_resid only with the fused MLP, whose gate/up norm is the one that polls)
-  const bool carry_attn = (a.ring_mode & kRingCarryAttn) != 0;
+  // carried_resid (with the fused MLP only, whose gate/up norm is the one that polls). With O
+  // masked off nobody writes the tagged words: gate/up's norm then reads the plain residual.
   const bool carry_resid = (a.ring_mode & kRingCarryResid) && (a.ring_mode & kRingFusedMlp);
-  const bool poll_attn = carry_attn && (a.stages & kStAttn), poll_resid = carry_resid && (a.stages & kStO);
+  const bool poll_resid = carry_resid && (a.stages & kStO);
   // carried_resid: the residual of this block's O rows before O, from the 16-byte boundary below
   // its first row (carry_rold_issue)
   __shared__ __align__(16) float s_rold[kCarryMaxRows + 4];
@@ -1514,36 +1526,24 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
         const bool combine = last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last);
         if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l + (combine ? 1 : 0));
-        if (combine) attention_combine<HD>(a, item / a.chunks, carry_attn ? static_cast<unsigned>(a.gen0 + k + 1) : 0u);
+        if (combine) attention_combine<HD>(a, item / a.chunks);
       }
-    // carried_attn: no grid barrier after the attention (a counted pass): O's prologue waits for
-    // the tagged output itself, which carries its own readiness.
-    if (carry_attn)
-      barrier_pass(a, ++k);
-    else if (!sync_or_drain(l, 1))
-      return;
+    if (!sync_or_drain(l, 1)) return;
     r = ring_stage(a, st + 2);
     if (r.W) {
       // carried_resid: the residual of this block's O rows, read while the attention output is
       // awaited (nothing writes it before this block's own O epilogue: see below).
       if (carry_resid) carry_rold_issue(s_rold, a.resid, r);
-      if (poll_attn) {
-        if (!tag_poll(a, a.attn_tag, sm, a.q_dim, static_cast<unsigned>(a.gen0 + k), l, 1)) {
-          q.drain();
-          return;
-        }
-      } else {
-        stage_copy(sm, a.attn, a.q_dim);
-      }
+      stage_copy(sm, a.attn, a.q_dim);
       if (carry_resid) carry_rold_wait();  // read in the epilogue, after ring_gemv's block barrier
       // The residual add (a RED: down's REDs and the next layer's norm see it after the barrier
       // after down); with carried_resid also the sum, the same single FP32 addition, as a tagged
       // word for gate/up's norm. A block's down REDs to a row follow its sight of that row's
       // tagged word, which this block stores only after reading the row: the read sees no down add.
-      const unsigned tag = static_cast<unsigned>(a.gen0 + k + 1);
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), [&](int row, float s0, float s1) {
         resid_add_pair(a.resid, row, s0, s1);
-        if (carry_resid) {
+        if (carry_resid) {  // (the tag from k here: nothing more live through the stream)
+          const unsigned tag = static_cast<unsigned>(a.gen0 + k + 1);
           const int t = row - (2 * r.p0 & ~3);
           tag_store(a.resid_tag + row, s_rold[t] + s0, tag);
           tag_store(a.resid_tag + row + 1, s_rold[t + 1] + s1, tag);
@@ -1552,7 +1552,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     }
     if (carry_resid) {
       barrier_pass(a, ++k);
-      gain_issue(gpre, lw + a.off.mlp_gain, H);  // in flight while the residual is awaited
+      gain_copy_issue(sm + a.mlp - H / 2, lw + a.off.mlp_gain, H);  // in flight while the residual is awaited
     } else if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) {
       return;
     }
@@ -1563,17 +1563,27 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       // h stays in this block's shared memory (hs, after gate/up's x and partials: host
       // contract) and the down projection follows with no grid barrier (ring_down_fused).
       float* hs = sm + a.mlp;
-      const RingStage rd = ring_stage(a, st + 4);
       if (r.W) {
-        if (poll_resid && !tag_poll(a, a.resid_tag, sm, H, static_cast<unsigned>(a.gen0 + k), l, 2)) {
-          q.drain();
-          return;
+        if (poll_resid) {
+          // the residual after O from its tagged words, the gain from the copy made meanwhile
+          if (!tag_poll<kPollGroups<HD>>(a, a.resid_tag, sm, H, static_cast<unsigned>(a.gen0 + k), l, 2)) {
+            q.drain();
+            return;
+          }
+          carry_rold_wait();  // this thread's gain copies (the norm reads its own elements only)
+          stage_rmsnorm(sm, red, nullptr, nullptr, reinterpret_cast<const __half*>(sm + a.mlp - H / 2), H, a.eps,
+                        nullptr, true);
+        } else {
+          stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
         }
-        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre, poll_resid);
         ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { hs[row / 2 - r.p0] = silu(s0) * s1; });
-      } else
+      } else {
+        const RingStage rd = ring_stage(a, st + 4);
         for (int t = threadIdx.x; t < rd.np; t += blockDim.x) hs[t] = 0.f;  // timing with gate/up masked off
+      }
       barrier_pass(a, ++k);
+      // (down's stage after gate/up's: nothing of it held in registers through the norm's wait)
+      const RingStage rd = ring_stage(a, st + 4);
       if (rd.W) {
         if (rd.tile == 4 * kLanes)
           ring_down_fused<4>(q, rd, hs, tl_gemv(a.layers, st + 5));
@@ -1581,6 +1591,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
           ring_down_fused<8>(q, rd, hs, tl_gemv(a.layers, st + 5));
       }
     } else {
+#if DECODE_RING_UNFUSED
       if (r.W) {
         stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
         ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
@@ -1591,6 +1602,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         stage_copy(sm, a.h, a.mlp);
         ring_gemv(q, r, sm, tl_gemv(a.layers, st + 5), add_resid);
       }
+#endif
     }
     // The next norm's gain: the next layer's attention norm, or the final norm.
     if (!sync_gain_or_drain(l, 4, l + 1 < a.layers ? lw + a.off.size + a.off.attn_gain : a.final_gain)) return;
@@ -1664,14 +1676,13 @@ constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the che
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingCarryAttn) ? "+carried_attn" : "") +
-         ((mode & kRingCarryResid) ? "+carried_resid" : "");
+         ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingCarryResid) ? "+carried_resid" : "");
 }
-// Barrier points of a layer where nothing waits (counted passes) in a ring mode: after the
-// attention (carried_attn), after O (carried_resid, with fused_mlp only), after gate/up (fused_mlp); indexed by the
+// Barrier points of a layer where nothing waits (counted passes) in a ring mode: after O
+// (carried_resid, with fused_mlp only), after gate/up (fused_mlp); indexed by the
 // stage kind that ends there (0 QKV .. 4 down).
 bool ring_pass_at(int mode, int kind) {
-  return (kind == 1 && (mode & kRingCarryAttn)) || (kind == 2 && (mode & kRingCarryResid) && (mode & kRingFusedMlp)) ||
+  return (kind == 2 && (mode & kRingCarryResid) && (mode & kRingFusedMlp)) ||
          (kind == 3 && (mode & kRingFusedMlp));
 }
 int ring_passes_per_layer(int mode) {
@@ -1794,10 +1805,8 @@ class Model {
     qkv = device_alloc<float>(q_dim + 2 * kv_dim);
     q = device_alloc<float>(q_dim);
     attn = device_alloc<float>(q_dim);
-    attn_tag = device_alloc<unsigned long long>(q_dim);
     resid_tag = device_alloc<unsigned long long>(H);
-    CHECK_CUDA(cudaMemset(attn_tag, 0, q_dim * sizeof(unsigned long long)));  // tag 0: no barrier point's
-    CHECK_CUDA(cudaMemset(resid_tag, 0, H * sizeof(unsigned long long)));
+    CHECK_CUDA(cudaMemset(resid_tag, 0, H * sizeof(unsigned long long)));  // tag 0: no barrier point's
     h = device_alloc<float>(s.mlp);
     logits = device_alloc<float>(s.vocab);
     part_o = device_alloc<float>(static_cast<size_t>(items) * kG * s.hd);
@@ -1840,7 +1849,7 @@ class Model {
     CHECK_CUDA(cudaDeviceSynchronize());
   }
   ~Model() {
-    for (void* p : std::initializer_list<void*>{layer_w, down_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, attn_tag, resid_tag, h, logits,
+    for (void* p : std::initializer_list<void*>{layer_w, down_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, resid_tag, h, logits,
                                                 part_o, part_ml, token_out, best_out, block_best, counters, err, abort_flag})
       (void)cudaFree(p);
   }
@@ -1874,7 +1883,6 @@ class Model {
     a.qkv = qkv;
     a.q = q;
     a.attn = attn;
-    a.attn_tag = attn_tag;
     a.resid_tag = resid_tag;
     a.h = h;
     a.logits = logits;
@@ -1919,7 +1927,7 @@ class Model {
   int* token_out;
   int2* block_best;
   unsigned long long* counters;
-  unsigned long long *attn_tag, *resid_tag;  // the ring's carried modes (DecodeArgs)
+  unsigned long long* resid_tag;  // the ring's carried_resid mode (DecodeArgs)
   SpinError* err;
   unsigned* abort_flag;
   mutable unsigned long long barrier_gen = 0;  // grid barriers completed by earlier launches (the counter never resets)
@@ -2173,12 +2181,12 @@ class Persistent {
       fused_ok_ = H % kRingWarps == 0 && (tile == 4 * kLanes || tile == 8 * kLanes) &&
                   static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) <= static_cast<size_t>(m.shape.mlp);
       if (fused_ok_) smem_ = std::max(smem_, (static_cast<size_t>(m.shape.mlp) + h_pairs) * sizeof(float));
-      // The carried modes: a block's O rows fit s_rold; the attention output and the residual
-      // fit one tag_poll (4 kPollGroups words a thread).
+      // carried_resid: a block's O rows fit s_rold, the residual fits one tag_poll (4
+      // kPollGroups words a thread), the gain's copy fits below the fused MLP's h.
       const size_t o_rows = 2 * ((m.shape.hidden / 2 + blocks_ - 1) / blocks_);
-      const int poll_max = 4 * kPollGroups * kRingThreads;
-      carried_ok_ = o_rows <= static_cast<size_t>(kCarryMaxRows) && m.q_dim <= poll_max && H <= poll_max &&
-                    m.q_dim % 4 == 0 && H % 4 == 0;
+      const int poll_max = 4 * (m.shape.hd <= 64 ? kPollGroups<64> : kPollGroups<128>) * kRingThreads;
+      carried_ok_ = fused_ok_ && o_rows <= static_cast<size_t>(kCarryMaxRows) && H <= poll_max && H % 4 == 0 &&
+                    static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) + H / 2 <= static_cast<size_t>(m.shape.mlp);
       int optin = 0;
       CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       cudaFuncAttributes fa{};
@@ -2232,7 +2240,8 @@ class Persistent {
   bool ring_;
   const void* fn_ = nullptr;
   size_t smem_ = 0;
-  int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0, mode_ = 0;
+  int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0;
+  int mode_ = DECODE_RING_UNFUSED ? 0 : kRingFusedMlp;  // (a build without the unfused MLP has no mode 0)
   bool fused_ok_ = false, carried_ok_ = false;
 };
 
@@ -2681,11 +2690,11 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   if (ring) {
     for (int mode = 0; mode < kRingModes; ++mode) {
       if ((mode & kRingFusedMlp) && !ring->fused_ok()) continue;
+      if (!(mode & kRingFusedMlp) && !DECODE_RING_UNFUSED) continue;
       // The carried modes only on top of the kept deal's kv_preload+fused_mlp, carried_resid
       // only with carried_attn: 4 modes more, not 24.
-      if ((mode & (kRingCarryAttn | kRingCarryResid)) &&
-          (!ring->carried_ok() || (mode & (kRingPreloadKv | kRingFusedMlp)) != (kRingPreloadKv | kRingFusedMlp) ||
-           !(mode & kRingCarryAttn)))
+      if ((mode & kRingCarryResid) &&
+          (!ring->carried_ok() || (mode & (kRingPreloadKv | kRingFusedMlp)) != (kRingPreloadKv | kRingFusedMlp)))
         continue;
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
@@ -2700,8 +2709,9 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
     // when another mode won: what the kept mode changed, stage by stage.
     const int kept = ring->ring_mode();
-    for (int i = kept == kRingPreloadKv ? 1 : 0; i < 2; ++i) {
-      const int mode = i == 0 ? static_cast<int>(kRingPreloadKv) : kept;
+    const int plain = DECODE_RING_UNFUSED ? kRingPreloadKv : (kRingPreloadKv | kRingFusedMlp);
+    for (int i = kept == plain ? 1 : 0; i < 2; ++i) {
+      const int mode = i == 0 ? plain : kept;
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
     }
