@@ -53,9 +53,6 @@
 constexpr int kG = 4;                       // query heads per KV head (32 / 8 in both models)
 constexpr int kMaxChunk = 128;              // attention positions per item, at most
 constexpr int kMaxHd = 128;                 // head dimension, at most (the ring engine's RoPE copy)
-#ifndef DECODE_RING_UNFUSED
-#define DECODE_RING_UNFUSED 1
-#endif
 constexpr int kLanes = PORT_WARP_SIZE;
 constexpr int kVecPerLane = 256 / kLanes;   // 16-byte weight vectors per lane per row per chunk
 constexpr int kKStep = kVecPerLane * kLanes * 8;  // halves of a row per chunk: 2048 on both widths
@@ -102,9 +99,6 @@ struct DecodeArgs {
   __half* vc;
   const float* rope;         // (cos, sin) per dimension pair at `pos`
   float *resid, *xn, *qkv, *q, *attn, *h, *logits, *part_o, *part_ml;
-  // The ring engine's carried_resid mode: the residual after O (hidden) as tagged words, each a
-  // value and the barrier point it belongs to (tag_store).
-  unsigned long long* resid_tag;
   int* token_out;
   float* best_out;
   int2* block_best;
@@ -188,19 +182,6 @@ __device__ __forceinline__ float4 act_load4(const float* p) {
   return *reinterpret_cast<const float4*>(p);
 #else
   return __ldcg(reinterpret_cast<const float4*>(p));
-#endif
-}
-// Data-carried readiness (the ring engine's carried modes): a value and a tag, the low 32 bits of
-// the barrier point it belongs to (gen0 + k: unique across launches), in one 64-bit word, written
-// by one relaxed store and read by relaxed loads. A single aligned 64-bit access is never torn, so
-// a reader that sees the tag sees the value written with it: no fence and no counter between the
-// writer and the reader, and a stale word (an earlier point's tag) is never taken for a fresh one.
-__device__ __forceinline__ void tag_store(unsigned long long* p, float v, unsigned tag) {
-  const unsigned long long w = (static_cast<unsigned long long>(tag) << 32) | __float_as_uint(v);
-#if defined(PORT_HIP)
-  __hip_atomic_store(p, w, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
-#else
-  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(w) : "memory");
 #endif
 }
 __device__ __forceinline__ vec4u cache_load(const __half* p) {
@@ -384,10 +365,8 @@ __device__ __forceinline__ void gain_issue(GainRegs& r, const __half* gain, int 
 // xs = gain * v / rms(v), v the residual (FP32) or, when emb_row is given, that FP16 row.
 // Every block that needs the normalised vector computes it: no barrier for a norm stage.
 // pre: the gain already in registers (gain_issue with the same gain and n), or null.
-// resid_in_xs: the residual is already in xs (polled there by the ring's carried mode).
 __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float* resid, const __half* emb_row,
-                                              const __half* gain, int n, float eps, const GainRegs* pre = nullptr,
-                                              bool resid_in_xs = false) {
+                                              const __half* gain, int n, float eps, const GainRegs* pre = nullptr) {
   // The gain is loaded with v (not after the block reduction: one L2 round trip less) and
   // applied at once; the reduction's 1/rms scales the products afterwards.
   float ss = 0.f;
@@ -397,8 +376,6 @@ __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float
       const uint2 raw = *reinterpret_cast<const uint2*>(emb_row + i);
       const float2 a = halves(raw.x), b = halves(raw.y);
       v = make_float4(a.x, a.y, b.x, b.y);
-    } else if (resid_in_xs) {
-      v = *reinterpret_cast<const float4*>(xs + i);
     } else {
       v = act_load4(resid + i);
     }
@@ -832,10 +809,9 @@ OP_PAIR(op_argmax, 1024, (DecodeArgs a), argmax_body<false>(a), argmax_body<true
 // ---------------------------------------------------------------------------------------------
 // Failure path, out of line, on plain values (a reference to the kernel's parameter block
 // would force a local copy of the whole block).
-// kind 1: a grid barrier (want and seen: arrivals); 2: a tagged-word wait (tag_poll: tags).
 __device__ __noinline__ void report_timeout(SpinError* err, unsigned* abort_flag, int layer, int where,
-                                            unsigned long long want, unsigned long long seen, unsigned kind = 1) {
-  if (atomicCAS(&err->kind, 0u, kind) == 0u) {
+                                            unsigned long long want, unsigned long long seen) {
+  if (atomicCAS(&err->kind, 0u, 1u) == 0u) {
     err->block = blockIdx.x;
     err->layer = layer;
     err->where = where;
@@ -1109,12 +1085,8 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-// bits of DecodeArgs.ring_mode. kRingCarryResid (carried_resid): the residual after O reaches
-// gate/up's norm as tagged words, with no grid barrier after O; swept only with kv_preload and
-// fused_mlp.
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingCarryResid = 8 };
-constexpr int kRingModes = 16;
-constexpr int kCarryMaxRows = 64;  // rows of O a block owns in the carried_resid mode, at most
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4 };  // bits of DecodeArgs.ring_mode
+constexpr int kRingModes = 8;
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -1264,92 +1236,6 @@ struct WarpRing {
   }
 };
 
-// The consumer side of tag_store: elements [4 t + 4 j blockDim.x, + 4) of src (t the thread, j <
-// G; n % 4 == 0, n <= 4 kPollGroups blockDim.x: host contract) into xs once their tag
-// is `tag`. Every group's loads are issued at once (16 bytes, two tagged words, a load), then
-// whatever was not ready is read again, until all is; every 16 rounds the abort flag and the
-// constant-rate clock, as in the barrier's spin (a timeout is recorded like a barrier's, `where`
-// the stage whose output it waited for). Ends with a block barrier (xs complete); false, on
-// every thread, when a wait timed out here or anywhere else. G: 1 in the hd64 kernel (the 1B's
-// 2048-long vectors), 2 in the hd128 one (kPollGroups<HD>: the words in flight cost registers).
-template <int HD>
-constexpr int kPollGroups = HD <= 64 ? 1 : 2;
-__device__ __forceinline__ ulonglong2 tag_load2(const unsigned long long* p) {
-  ulonglong2 v;
-  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(v.x), "=l"(v.y) : "l"(p) : "memory");
-  return v;
-}
-template <int G>
-__device__ __forceinline__ bool tag_poll(const DecodeArgs& a, const unsigned long long* src, float* xs, int n,
-                                         unsigned tag, int layer, int where) {
-  unsigned pending = 0, seen = tag;
-#pragma unroll
-  for (int j = 0; j < G; ++j)
-    if (4 * threadIdx.x + 4 * j * blockDim.x < n) pending |= 0xfu << (4 * j);
-  bool fail = false;
-  const unsigned long long start = port_const_clock();
-  for (unsigned round = 1; pending != 0; ++round) {
-    unsigned long long w[G][4];
-#pragma unroll
-    for (int j = 0; j < G; ++j)
-      if (pending >> (4 * j) & 0xfu) {
-        const unsigned long long* p = src + 4 * threadIdx.x + 4 * j * blockDim.x;
-        const ulonglong2 lo = tag_load2(p), hi = tag_load2(p + 2);
-        w[j][0] = lo.x, w[j][1] = lo.y, w[j][2] = hi.x, w[j][3] = hi.y;
-      }
-#pragma unroll
-    for (int j = 0; j < G; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        if (pending >> (4 * j + e) & 1u) {
-          const unsigned t = static_cast<unsigned>(w[j][e] >> 32);
-          if (t == tag) {
-            xs[4 * threadIdx.x + 4 * j * blockDim.x + e] = __uint_as_float(static_cast<unsigned>(w[j][e]));
-            pending &= ~(1u << (4 * j + e));
-          } else {
-            seen = t;
-          }
-        }
-    if (pending != 0 && (round & 15u) == 0) {
-      if (*reinterpret_cast<volatile unsigned*>(a.abort_flag)) {
-        fail = true;
-        break;
-      }
-      if (port_const_clock() - start > a.timeout_ticks) {
-        report_timeout(a.err, a.abort_flag, layer, where, tag, seen, 2);
-        fail = true;
-        break;
-      }
-    }
-  }
-  return __syncthreads_or(fail) == 0;
-}
-
-// carried_resid: the residual of the block's O rows [2 p0, 2 p0 + 2 np) into s_rold, from the
-// 16-byte boundary below 2 p0, by LDGSTS through L2 (.cg): no register holds it across the wait
-// for the attention output. carry_rold_wait: the issuing threads' copies landed (a block barrier
-// must follow before other threads read them).
-__device__ __forceinline__ void carry_rold_issue(float* s_rold, const float* resid, const RingStage& r) {
-  const int base = 2 * r.p0 & ~3, vecs = (2 * (r.p0 + r.np) - base + 3) / 4;
-  if (static_cast<int>(threadIdx.x) < vecs)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(s_rold + 4 * threadIdx.x)),
-                 "l"(resid + base + 4 * threadIdx.x)
-                 : "memory");
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-__device__ __forceinline__ void carry_rold_wait() { asm volatile("cp.async.wait_all;" ::: "memory"); }
-// carried_resid: the next norm's gain (n halves) into shared memory by LDGSTS, 8 bytes at the
-// elements stage_rmsnorm gives this thread (4 t + 4 j blockDim.x), so that only this thread's
-// carry_rold_wait is needed before the norm reads them. In place of gain_issue's registers, which
-// held through tag_poll spilled the hd64 kernel. dst: n / 2 floats of free shared memory (host
-// contract: [H + gate/up's partials, mlp) of the fused MLP's activations).
-__device__ __forceinline__ void gain_copy_issue(float* dst, const __half* gain, int n) {
-  __half* d = reinterpret_cast<__half*>(dst);
-  for (int i = 4 * threadIdx.x; i < n; i += 4 * blockDim.x)
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem_u32(d + i)), "l"(gain + i) : "memory");
-  asm volatile("cp.async.commit_group;" ::: "memory");
-}
-
 // One GEMV stage from the warps' rings: warp w streams its share of the block's pieces, keeps
 // the running sums of the pair in hand in registers, and reduces across its lanes when the
 // pair ends or its share does; lane 0 stores that (or zeros) as the piece's partial in shared
@@ -1465,13 +1351,6 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   __shared__ float s_rope[kMaxHd];
   const int b = blockIdx.x, nb = gridDim.x, H = a.hidden, warp = threadIdx.x / kLanes;
   const int items = (a.kv_dim / a.hd) * a.chunks;
-  // carried_resid (with the fused MLP only, whose gate/up norm is the one that polls). With O
-  // masked off nobody writes the tagged words: gate/up's norm then reads the plain residual.
-  const bool carry_resid = (a.ring_mode & kRingCarryResid) && (a.ring_mode & kRingFusedMlp);
-  const bool poll_resid = carry_resid && (a.stages & kStO);
-  // carried_resid: the residual of this block's O rows before O, from the 16-byte boundary below
-  // its first row (carry_rold_issue)
-  __shared__ __align__(16) float s_rold[kCarryMaxRows + 4];
   for (int i = threadIdx.x; i < a.hd; i += blockDim.x) s_rope[i] = a.rope[i];
   if (threadIdx.x == 0) {
     if (a.tl != nullptr) a.tl[static_cast<size_t>(b) * tl_stride(a.layers)] = static_cast<unsigned long long>(sm_id());
@@ -1531,59 +1410,22 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     if (!sync_or_drain(l, 1)) return;
     r = ring_stage(a, st + 2);
     if (r.W) {
-      // carried_resid: the residual of this block's O rows, read while the attention output is
-      // awaited (nothing writes it before this block's own O epilogue: see below).
-      if (carry_resid) carry_rold_issue(s_rold, a.resid, r);
       stage_copy(sm, a.attn, a.q_dim);
-      if (carry_resid) carry_rold_wait();  // read in the epilogue, after ring_gemv's block barrier
-      // The residual add (a RED: down's REDs and the next layer's norm see it after the barrier
-      // after down); with carried_resid also the sum, the same single FP32 addition, as a tagged
-      // word for gate/up's norm. A block's down REDs to a row follow its sight of that row's
-      // tagged word, which this block stores only after reading the row: the read sees no down add.
-      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), [&](int row, float s0, float s1) {
-        resid_add_pair(a.resid, row, s0, s1);
-        if (carry_resid) {  // (the tag from k here: nothing more live through the stream)
-          const unsigned tag = static_cast<unsigned>(a.gen0 + k + 1);
-          const int t = row - (2 * r.p0 & ~3);
-          tag_store(a.resid_tag + row, s_rold[t] + s0, tag);
-          tag_store(a.resid_tag + row + 1, s_rold[t + 1] + s1, tag);
-        }
-      });
+      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), add_resid);
     }
-    if (carry_resid) {
-      barrier_pass(a, ++k);
-      gain_copy_issue(sm + a.mlp - H / 2, lw + a.off.mlp_gain, H);  // in flight while the residual is awaited
-    } else if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) {
-      return;
-    }
+    if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) return;
     r = ring_stage(a, st + 3);
-    // gate/up's norm: of the residual after O, polled as tagged words (carried_resid) or read
-    // after the barrier. False: a wait timed out, the block has drained its ring.
     if (a.ring_mode & kRingFusedMlp) {
       // h stays in this block's shared memory (hs, after gate/up's x and partials: host
       // contract) and the down projection follows with no grid barrier (ring_down_fused).
       float* hs = sm + a.mlp;
-      if (r.W) {
-        if (poll_resid) {
-          // the residual after O from its tagged words, the gain from the copy made meanwhile
-          if (!tag_poll<kPollGroups<HD>>(a, a.resid_tag, sm, H, static_cast<unsigned>(a.gen0 + k), l, 2)) {
-            q.drain();
-            return;
-          }
-          carry_rold_wait();  // this thread's gain copies (the norm reads its own elements only)
-          stage_rmsnorm(sm, red, nullptr, nullptr, reinterpret_cast<const __half*>(sm + a.mlp - H / 2), H, a.eps,
-                        nullptr, true);
-        } else {
-          stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
-        }
-        ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { hs[row / 2 - r.p0] = silu(s0) * s1; });
-      } else {
-        const RingStage rd = ring_stage(a, st + 4);
-        for (int t = threadIdx.x; t < rd.np; t += blockDim.x) hs[t] = 0.f;  // timing with gate/up masked off
-      }
-      barrier_pass(a, ++k);
-      // (down's stage after gate/up's: nothing of it held in registers through the norm's wait)
       const RingStage rd = ring_stage(a, st + 4);
+      if (r.W) {
+        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
+        ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { hs[row / 2 - r.p0] = silu(s0) * s1; });
+      } else
+        for (int t = threadIdx.x; t < rd.np; t += blockDim.x) hs[t] = 0.f;  // timing with gate/up masked off
+      barrier_pass(a, ++k);
       if (rd.W) {
         if (rd.tile == 4 * kLanes)
           ring_down_fused<4>(q, rd, hs, tl_gemv(a.layers, st + 5));
@@ -1591,7 +1433,6 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
           ring_down_fused<8>(q, rd, hs, tl_gemv(a.layers, st + 5));
       }
     } else {
-#if DECODE_RING_UNFUSED
       if (r.W) {
         stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
         ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { a.h[row / 2] = silu(s0) * s1; });
@@ -1602,7 +1443,6 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         stage_copy(sm, a.h, a.mlp);
         ring_gemv(q, r, sm, tl_gemv(a.layers, st + 5), add_resid);
       }
-#endif
     }
     // The next norm's gain: the next layer's attention norm, or the final norm.
     if (!sync_gain_or_drain(l, 4, l + 1 < a.layers ? lw + a.off.size + a.off.attn_gain : a.final_gain)) return;
@@ -1676,19 +1516,7 @@ constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the che
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingCarryResid) ? "+carried_resid" : "");
-}
-// Barrier points of a layer where nothing waits (counted passes) in a ring mode: after O
-// (carried_resid, with fused_mlp only), after gate/up (fused_mlp); indexed by the
-// stage kind that ends there (0 QKV .. 4 down).
-bool ring_pass_at(int mode, int kind) {
-  return (kind == 2 && (mode & kRingCarryResid) && (mode & kRingFusedMlp)) ||
-         (kind == 3 && (mode & kRingFusedMlp));
-}
-int ring_passes_per_layer(int mode) {
-  int n = 0;
-  for (int kind = 0; kind < kBarriersPerLayer; ++kind) n += ring_pass_at(mode, kind) ? 1 : 0;
-  return n;
+         ((mode & kRingFusedMlp) ? "+fused_mlp" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -1805,8 +1633,6 @@ class Model {
     qkv = device_alloc<float>(q_dim + 2 * kv_dim);
     q = device_alloc<float>(q_dim);
     attn = device_alloc<float>(q_dim);
-    resid_tag = device_alloc<unsigned long long>(H);
-    CHECK_CUDA(cudaMemset(resid_tag, 0, H * sizeof(unsigned long long)));  // tag 0: no barrier point's
     h = device_alloc<float>(s.mlp);
     logits = device_alloc<float>(s.vocab);
     part_o = device_alloc<float>(static_cast<size_t>(items) * kG * s.hd);
@@ -1849,7 +1675,7 @@ class Model {
     CHECK_CUDA(cudaDeviceSynchronize());
   }
   ~Model() {
-    for (void* p : std::initializer_list<void*>{layer_w, down_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, resid_tag, h, logits,
+    for (void* p : std::initializer_list<void*>{layer_w, down_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, h, logits,
                                                 part_o, part_ml, token_out, best_out, block_best, counters, err, abort_flag})
       (void)cudaFree(p);
   }
@@ -1883,7 +1709,6 @@ class Model {
     a.qkv = qkv;
     a.q = q;
     a.attn = attn;
-    a.resid_tag = resid_tag;
     a.h = h;
     a.logits = logits;
     a.part_o = part_o;
@@ -1927,7 +1752,6 @@ class Model {
   int* token_out;
   int2* block_best;
   unsigned long long* counters;
-  unsigned long long* resid_tag;  // the ring's carried_resid mode (DecodeArgs)
   SpinError* err;
   unsigned* abort_flag;
   mutable unsigned long long barrier_gen = 0;  // grid barriers completed by earlier launches (the counter never resets)
@@ -2181,12 +2005,6 @@ class Persistent {
       fused_ok_ = H % kRingWarps == 0 && (tile == 4 * kLanes || tile == 8 * kLanes) &&
                   static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) <= static_cast<size_t>(m.shape.mlp);
       if (fused_ok_) smem_ = std::max(smem_, (static_cast<size_t>(m.shape.mlp) + h_pairs) * sizeof(float));
-      // carried_resid: a block's O rows fit s_rold, the residual fits one tag_poll (4
-      // kPollGroups words a thread), the gain's copy fits below the fused MLP's h.
-      const size_t o_rows = 2 * ((m.shape.hidden / 2 + blocks_ - 1) / blocks_);
-      const int poll_max = 4 * (m.shape.hd <= 64 ? kPollGroups<64> : kPollGroups<128>) * kRingThreads;
-      carried_ok_ = fused_ok_ && o_rows <= static_cast<size_t>(kCarryMaxRows) && H <= poll_max && H % 4 == 0 &&
-                    static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) + H / 2 <= static_cast<size_t>(m.shape.mlp);
       int optin = 0;
       CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
       cudaFuncAttributes fa{};
@@ -2232,7 +2050,6 @@ class Persistent {
   void set_ring_mode(int mode) { mode_ = mode; }
   int ring_mode() const { return mode_; }
   bool fused_ok() const { return fused_ok_; }  // the ring's fused MLP fits this shape
-  bool carried_ok() const { return carried_ok_; }  // and its carried modes
 
  private:
   const Model& m_;
@@ -2240,9 +2057,8 @@ class Persistent {
   bool ring_;
   const void* fn_ = nullptr;
   size_t smem_ = 0;
-  int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0;
-  int mode_ = DECODE_RING_UNFUSED ? 0 : kRingFusedMlp;  // (a build without the unfused MLP has no mode 0)
-  bool fused_ok_ = false, carried_ok_ = false;
+  int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0, mode_ = 0;
+  bool fused_ok_ = false;
 };
 
 // A spin that timed out ends the run (exit 1) with who waited where.
@@ -2252,17 +2068,10 @@ void check_spins(const Model& m, const char* what) {
   CHECK_CUDA(cudaMemcpy(&e, m.err, sizeof e, cudaMemcpyDeviceToHost));
   if (e.kind) {
     static const char* const after[] = {"QKV + RoPE", "attention", "O projection", "gate/up", "down projection"};
-    const char* stage = e.where >= 0 && e.where < 5 ? after[e.where] : "?";
-    if (e.kind == 2)
-      std::fprintf(stderr,
-                   "error: %s: %s: a tagged-word wait timed out: block %d waited at layer %d for the %s stage's output "
-                   "tagged %llu and saw tag %llu; every block bailed out\n",
-                   m.shape.name, what, e.block, e.layer, stage, e.want, e.seen);
-    else
-      std::fprintf(stderr,
-                   "error: %s: %s: grid barrier timed out: block %d waited at layer %d after the %s stage for %llu "
-                   "arrivals and saw %llu; every block bailed out\n",
-                   m.shape.name, what, e.block, e.layer, stage, e.want, e.seen);
+    std::fprintf(stderr,
+                 "error: %s: %s: grid barrier timed out: block %d waited at layer %d after the %s stage for %llu "
+                 "arrivals and saw %llu; every block bailed out\n",
+                 m.shape.name, what, e.block, e.layer, e.where >= 0 && e.where < 5 ? after[e.where] : "?", e.want, e.seen);
     std::exit(kExitFailure);
   }
 }
@@ -2337,7 +2146,6 @@ std::string fmt(double v, int prec) {
 struct Timeline {
   int blocks = 0, stride = 0, nbar = 0, layers = 0;
   bool fused_mlp = false;  // the ring's fused MLP: nothing waits at the barrier after gate/up
-  int mode = 0;            // the ring mode (ring_pass_at: where nothing waits)
   double us_per_tick = 0;
   std::vector<unsigned long long> t;
   double at(int b, int i) const { return static_cast<double>(t[static_cast<size_t>(b) * stride + i]); }
@@ -2358,7 +2166,6 @@ Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, doub
   tl.layers = m.shape.layers;
   tl.nbar = kBarriersPerLayer * m.shape.layers;
   tl.fused_mlp = (ring.ring_mode() & kRingFusedMlp) != 0;
-  tl.mode = ring.ring_mode();
   tl.stride = tl_stride(m.shape.layers);
   tl.us_per_tick = 1e6 / clock_hz;
   tl.t.assign(static_cast<size_t>(tl.blocks) * tl.stride, 0);
@@ -2521,7 +2328,7 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
       str[kind] += med([&](int b) { return tl.at(b, g + 1) - tl.at(b, g); }) * tl.us_per_tick;
       epi[kind] += med([&](int b) { return tl.end(b, k) - tl.at(b, g + 1); }) * tl.us_per_tick;
     }
-    if (kind < kBarriersPerLayer && ring_pass_at(tl.mode, kind)) {  // no wait there: arrival and departure stamped together
+    if (tl.fused_mlp && kind == 3) {  // no wait there: arrival and departure stamped together
       bar[kind] += (d - a_med) * tl.us_per_tick;
     } else {
       skew[kind] += (a_max - a_med) * tl.us_per_tick;
@@ -2690,12 +2497,6 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   if (ring) {
     for (int mode = 0; mode < kRingModes; ++mode) {
       if ((mode & kRingFusedMlp) && !ring->fused_ok()) continue;
-      if (!(mode & kRingFusedMlp) && !DECODE_RING_UNFUSED) continue;
-      // The carried modes only on top of the kept deal's kv_preload+fused_mlp, carried_resid
-      // only with carried_attn: 4 modes more, not 24.
-      if ((mode & kRingCarryResid) &&
-          (!ring->carried_ok() || (mode & (kRingPreloadKv | kRingFusedMlp)) != (kRingPreloadKv | kRingFusedMlp)))
-        continue;
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
       validate(ex, m, ref, "persistent_ring " + ring_mode_name(mode), [&] { ring->launch(st, kStAll, 0); });
@@ -2709,9 +2510,8 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
     // when another mode won: what the kept mode changed, stage by stage.
     const int kept = ring->ring_mode();
-    const int plain = DECODE_RING_UNFUSED ? kRingPreloadKv : (kRingPreloadKv | kRingFusedMlp);
-    for (int i = kept == plain ? 1 : 0; i < 2; ++i) {
-      const int mode = i == 0 ? plain : kept;
+    for (int i = kept == kRingPreloadKv ? 1 : 0; i < 2; ++i) {
+      const int mode = i == 0 ? static_cast<int>(kRingPreloadKv) : kept;
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
     }
@@ -2730,11 +2530,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     }
     ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
-    if (ring_passes_per_layer(kept) > 0)  // some barrier points are counted passes in this mode: say how many wait
+    if (kept & kRingFusedMlp)  // the barrier after gate/up is a counted pass in this mode: say how many wait
       for (auto& e : engines)
         if (e.name == "persistent_ring")
-          e.what += " (" + std::to_string((kBarriersPerLayer - ring_passes_per_layer(kept)) * s.layers) +
-                    " waited at: " + ring_mode_name(kept) + ")";
+          e.what += " (" + std::to_string((kBarriersPerLayer - 1) * s.layers) + " waited at: " + ring_mode_name(kept) + ")";
   }
   for (auto& e : engines) {
     say(ex, "%s: timing %s (%d x %d steps)", s.name, e.name.c_str(), o.plan.reps, o.plan.iters);
