@@ -114,6 +114,9 @@ struct DecodeArgs {
   // The timeline (null but in the one step that records it): per block, the constant-rate clock
   // at each barrier's arrival and departure (tl_stride, below).
   unsigned long long* tl;
+  // Attention layers run by earlier persistent launches (each adds chunks to every KV head's
+  // att_count): the group-O mode's blocks wait for att_count to reach (att0 + l + 1) chunks.
+  unsigned long long att0;
 };
 
 // Where a block's stamps sit in the timeline: [0] its SM, [1] kernel start, [2k] arrival at
@@ -259,6 +262,12 @@ __device__ __forceinline__ float across_groups_sum(float v) {
 __device__ __forceinline__ float warp_max(float v) {
 #pragma unroll
   for (int o = kLanes / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(PORT_FULL_MASK, v, o));
+  return v;
+}
+template <int WIDTH>
+__device__ __forceinline__ float group_max(float v) {
+#pragma unroll
+  for (int o = WIDTH / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(PORT_FULL_MASK, v, o));
   return v;
 }
 // Argmax order: larger value, then the lower index (so every engine breaks ties alike).
@@ -1085,8 +1094,8 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4 };  // bits of DecodeArgs.ring_mode
-constexpr int kRingModes = 8;
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8 };  // bits of DecodeArgs.ring_mode
+constexpr int kRingModes = 8;  // the bits below kRingGroupO, swept in every combination (group_o: its own kernel)
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
 // W is null for a stage that has no GEMV (attention) or is masked off.
@@ -1331,9 +1340,59 @@ __device__ __forceinline__ void ring_down_fused(WarpRing& q, const RingStage& r,
 #pragma unroll
   for (int i = 0; i < CPL / 4; ++i) atomicAdd(out + i, make_float4(acc[4 * i], acc[4 * i + 1], acc[4 * i + 2], acc[4 * i + 3]));
 }
+
+// The group-O mode (kRingGroupO, its own kernels decode_ring_go_*): O is split over the blocks by
+// its input rows, as the fused down is (W_O tiled like down_t, ring_down_fused), so block b needs
+// only inputs [p0, p0 + np) of the attention output: about 31 of 4096 on the 8B, 16 of 2048 on
+// the 1B. It combines them itself from the chunks' partials as soon as the one or two KV heads
+// they belong to have counted all their items (thread 0 waits on att_count, bounded like a grid
+// barrier's spin): no combining block, no grid barrier after attention, and no copy of the whole
+// attention output into shared memory. A group of kCombineChunks lanes per input, one chunk a
+// lane: one L2 round trip for the partials, the max and the two sums by shuffles. The blocks'
+// inputs tile the attention output, and each also stores its part of it (a.attn), which only
+// the validation reads.
+// Host contract: chunks <= kCombineChunks. hs: np floats (the block's O inputs).
+template <int HD>
+__device__ __forceinline__ bool group_o_inputs(const DecodeArgs& a, int l, int p0, int np, float* hs, int* s_stop) {
+  constexpr int C = kG * HD;  // attention outputs of one KV head's query heads
+  if (a.stages & kStAttn) {    // (with attention masked off nobody counts: timing O alone)
+    if (threadIdx.x == 0) {
+      const unsigned long long want = (a.att0 + l + 1) * static_cast<unsigned long long>(a.chunks);
+      bool ok = true;
+      for (int g = p0 / C; g <= (p0 + np - 1) / C && ok; ++g)
+        ok = barrier_wait(a.att_count + g, a.abort_flag, a.err, a.timeout_ticks, want, l, 1);
+      *s_stop = !ok;
+    }
+    __syncthreads();
+    if (*s_stop) return false;
+  }
+  const int t = threadIdx.x, ch = t % kCombineChunks;
+  for (int i0 = 0; i0 < np; i0 += blockDim.x / kCombineChunks) {  // block-uniform: the shuffles need every lane
+    const int i = i0 + t / kCombineChunks;
+    const bool on = i < np && ch < a.chunks;
+    float m = -INFINITY, den = 0.f, num = 0.f;
+    if (on) {
+      const int c = p0 + i, head = c / HD;
+      const size_t item = static_cast<size_t>(head / kG) * a.chunks + ch;
+      m = act_load(a.part_ml + item * 2 * kG + 2 * (head % kG));
+      den = act_load(a.part_ml + item * 2 * kG + 2 * (head % kG) + 1);
+      num = act_load(a.part_o + item * C + c % C);
+    }
+    const float mx = group_max<kCombineChunks>(m);
+    const float w = on ? expf(m - mx) : 0.f;
+    num = group_sum<kCombineChunks>(w * num);
+    den = group_sum<kCombineChunks>(w * den);
+    if (i < np && ch == 0) {
+      hs[i] = num / den;
+      a.attn[p0 + i] = num / den;  // read by no block: the validation's check of the attention output
+    }
+  }
+  return true;
+}
 #endif  // !PORT_HIP
 
-template <int HD>
+// GO: the group-O mode's kernel (kRingGroupO; group_o_inputs), everything else as in the base one.
+template <int HD, bool GO>
 __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
 #if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ float4 dyn4[];
@@ -1403,15 +1462,39 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       for (int item = b; item < items; item += nb) {
         attention_item<HD>(a, l, item, sm, pre, item == b ? tl_attn(a.layers, l) : -1);
         pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
-        const bool combine = last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last);
-        if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l + (combine ? 1 : 0));
-        if (combine) attention_combine<HD>(a, item / a.chunks);
+        if constexpr (GO) {
+          // The item's partials are stored (attention_item ends with a block barrier): count it,
+          // with release, for the blocks whose O inputs lie in this KV head.
+          if (threadIdx.x == 0) {
+            scope_release_increment_u64(a.att_count + item / a.chunks);
+            tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l);
+          }
+        } else {
+          const bool combine = last_to_finish(a.att_count + item / a.chunks, a.chunks, &s_last);
+          if (threadIdx.x == 0) tl_stamp(a, 2 * kBarriersPerLayer * a.layers + 3 + 2 * l + (combine ? 1 : 0));
+          if (combine) attention_combine<HD>(a, item / a.chunks);
+        }
       }
-    if (!sync_or_drain(l, 1)) return;
-    r = ring_stage(a, st + 2);
-    if (r.W) {
-      stage_copy(sm, a.attn, a.q_dim);
-      ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), add_resid);
+    if constexpr (GO) {
+      barrier_pass(a, ++k);  // counted, so the later barriers' generations hold; nobody waits here
+      r = ring_stage(a, st + 2);
+      if (r.W) {
+        if (!group_o_inputs<HD>(a, l, r.p0, r.np, sm, &s_stop)) {
+          q.drain();
+          return;
+        }
+        if (r.tile == 4 * kLanes)
+          ring_down_fused<4>(q, r, sm, tl_gemv(a.layers, st + 3));
+        else
+          ring_down_fused<8>(q, r, sm, tl_gemv(a.layers, st + 3));
+      }
+    } else {
+      if (!sync_or_drain(l, 1)) return;
+      r = ring_stage(a, st + 2);
+      if (r.W) {
+        stage_copy(sm, a.attn, a.q_dim);
+        ring_gemv(q, r, sm, tl_gemv(a.layers, st + 3), add_resid);
+      }
     }
     if (!sync_gain_or_drain(l, 2, lw + a.off.mlp_gain)) return;
     r = ring_stage(a, st + 3);
@@ -1470,15 +1553,19 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd64(DecodeArgs a) { ring_body<64>(a); }
-extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd128(DecodeArgs a) { ring_body<128>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd64(DecodeArgs a) { ring_body<64, false>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd128(DecodeArgs a) { ring_body<128, false>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_go_hd64(DecodeArgs a) { ring_body<64, true>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_go_hd128(DecodeArgs a) { ring_body<128, true>(a); }
 
 // Initialisation kernels (outside every timing): norm gains near 1, NaN into one cache slot, the
-// fused MLP's tiled copy of a down projection (the same bits, reordered: down_tile_index).
-__global__ void tile_down_kernel(__half* dst, const __half* src, int hidden, int mlp) {
-  const size_t n = static_cast<size_t>(hidden) * mlp;
+// fused MLP's tiled copy of a down projection (the same bits, reordered: down_tile_index), and the
+// group-O mode's of an O projection: src row-major [hidden][K], K <= mlp (for O, K = q_dim: the
+// tiled copy keeps down_t's layout and row stride mlp, so the ring's issue path is the same).
+__global__ void tile_down_kernel(__half* dst, const __half* src, int hidden, int mlp, int K) {
+  const size_t n = static_cast<size_t>(hidden) * K;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
-    dst[down_tile_index(hidden, mlp, static_cast<int>(i / mlp), static_cast<int>(i % mlp))] = src[i];
+    dst[down_tile_index(hidden, mlp, static_cast<int>(i / K), static_cast<int>(i % K))] = src[i];
 }
 __global__ void fill_gain_kernel(__half* p, size_t n, uint64_t seed) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
@@ -1516,7 +1603,7 @@ constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the che
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingFusedMlp) ? "+fused_mlp" : "");
+         ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingGroupO) ? "+group_o" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -1615,14 +1702,15 @@ class Model {
     {  // a model cannot shrink to fit: refuse clearly rather than fail inside cudaMalloc
       size_t free_b = 0, total_b = 0;
       CHECK_CUDA(cudaMemGetInfo(&free_b, &total_b));
-      // (the ring engine's tiled copy of every down projection included)
-      const double need = 2.0 * (static_cast<double>(L) * (off.size + H * s.mlp) + static_cast<double>(s.vocab) * H + 2.0 * cache_elems);
+      // (the ring engine's tiled copies of every down and O projection included)
+      const double need = 2.0 * (static_cast<double>(L) * (off.size + 2 * H * s.mlp) + static_cast<double>(s.vocab) * H + 2.0 * cache_elems);
       if (need + double(size_t(1) << 30) > static_cast<double>(free_b))
         FAIL("%s: its weights and KV cache need %.2f GB and %.2f GB is free (1 GB kept in reserve): refusing to run it "
              "(run the other model with --model)", s.name, need / 1e9, free_b / 1e9);
     }
     layer_w = device_alloc<__half>(L * off.size);
     down_t = device_alloc<__half>(L * H * s.mlp);
+    wo_t = device_alloc<__half>(L * H * s.mlp);
     emb = device_alloc<__half>(static_cast<size_t>(s.vocab) * H);
     final_gain = device_alloc<__half>(H);
     kc = device_alloc<__half>(cache_elems);
@@ -1657,8 +1745,10 @@ class Model {
       fill_gain_kernel<<<64, 256>>>(w + off.mlp_gain, H, tensor_seed(t + 4));
       fill_random_half(w + off.gate_up, 2 * H * s.mlp, tensor_seed(t + 5), 1.0f / std::sqrt(float(H)));
       fill_random_half(w + off.down, H * s.mlp, tensor_seed(t + 6), 1.0f / std::sqrt(float(s.mlp)));
-      if (H % kRingWarps == 0)
-        tile_down_kernel<<<1024, 256>>>(down_t + l * H * s.mlp, w + off.down, s.hidden, s.mlp);
+      if (H % kRingWarps == 0) {
+        tile_down_kernel<<<1024, 256>>>(down_t + l * H * s.mlp, w + off.down, s.hidden, s.mlp, s.mlp);
+        if (q_dim <= s.mlp) tile_down_kernel<<<1024, 256>>>(wo_t + l * H * s.mlp, w + off.o, s.hidden, s.mlp, q_dim);
+      }
     }
     fill_random_half(emb, static_cast<size_t>(s.vocab) * H, tensor_seed(7), 1.0f / std::sqrt(float(H)));
     fill_gain_kernel<<<64, 256>>>(final_gain, H, tensor_seed(8));
@@ -1675,7 +1765,7 @@ class Model {
     CHECK_CUDA(cudaDeviceSynchronize());
   }
   ~Model() {
-    for (void* p : std::initializer_list<void*>{layer_w, down_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, h, logits,
+    for (void* p : std::initializer_list<void*>{layer_w, down_t, wo_t, emb, final_gain, kc, vc, rope, resid, xn, qkv, q, attn, h, logits,
                                                 part_o, part_ml, token_out, best_out, block_best, counters, err, abort_flag})
       (void)cudaFree(p);
   }
@@ -1747,7 +1837,7 @@ class Model {
   LayerLayout off;
   int q_dim, kv_dim, cap, pos, chunks, items, token, blocks;
   size_t cache_elems;
-  __half *layer_w, *down_t, *emb, *final_gain, *kc, *vc;
+  __half *layer_w, *down_t, *wo_t, *emb, *final_gain, *kc, *vc;
   float *rope, *resid, *xn, *qkv, *q, *attn, *h, *logits, *part_o, *part_ml, *best_out;
   int* token_out;
   int2* block_best;
@@ -1755,6 +1845,7 @@ class Model {
   SpinError* err;
   unsigned* abort_flag;
   mutable unsigned long long barrier_gen = 0;  // grid barriers completed by earlier launches (the counter never resets)
+  mutable unsigned long long att_layers = 0;   // attention layers run by earlier persistent launches (att_count's base)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1955,7 +2046,11 @@ void set_ring_kinds(DecodeArgs& a, const Model& m, int stages, int mode) {
   const size_t Ls = m.off.size;
   a.ring_kinds[0] = kind(kStQkv, m.layer_w + m.off.qkv, Ls, H, m.q_dim + 2 * m.kv_dim);
   a.ring_kinds[1] = RingKind{nullptr, 0, 0, 0, 0, 0, 0};  // attention
-  a.ring_kinds[2] = kind(kStO, m.layer_w + m.off.o, Ls, m.q_dim, H);
+  a.ring_kinds[2] = (mode & kRingGroupO)
+                        // split by input rows (the attention outputs), like the fused down: rows of wo_t
+                        ? RingKind{(stages & kStO) ? m.wo_t : nullptr, static_cast<size_t>(H) * s.mlp, H, m.q_dim, 1,
+                                   H / kRingWarps, 0}
+                        : kind(kStO, m.layer_w + m.off.o, Ls, m.q_dim, H);
   a.ring_kinds[3] = kind(kStGateUp, m.layer_w + m.off.gate_up, Ls, H, 2 * s.mlp);
   a.ring_kinds[4] = (mode & kRingFusedMlp)
                         // the block's own gate/up pairs (stage st - 1's ranges): rows of down_t
@@ -1974,6 +2069,8 @@ class Persistent {
     fn_ = ring ? (hd64 ? reinterpret_cast<const void*>(decode_ring_hd64) : reinterpret_cast<const void*>(decode_ring_hd128))
                : (hd64 ? reinterpret_cast<const void*>(decode_persistent_hd64)
                        : reinterpret_cast<const void*>(decode_persistent_hd128));
+    fn_go_ = ring ? (hd64 ? reinterpret_cast<const void*>(decode_ring_go_hd64) : reinterpret_cast<const void*>(decode_ring_go_hd128))
+                  : nullptr;
     threads_ = ring ? kRingThreads : kPersistentThreads;
     const int maxk = std::max({m.shape.hidden, m.q_dim, m.shape.mlp});
     smem_ = std::max<size_t>(static_cast<size_t>(maxk) * sizeof(float), attn_smem_floats(m.shape.hd, threads_) * sizeof(float));
@@ -2005,10 +2102,16 @@ class Persistent {
       fused_ok_ = H % kRingWarps == 0 && (tile == 4 * kLanes || tile == 8 * kLanes) &&
                   static_cast<size_t>(H) + 2 * h_pairs * (H / kRingSeg) <= static_cast<size_t>(m.shape.mlp);
       if (fused_ok_) smem_ = std::max(smem_, (static_cast<size_t>(m.shape.mlp) + h_pairs) * sizeof(float));
+      // The group-O mode: O tiled like down_t (a tile per warp, its inputs as rows: at most mlp of
+      // them), each block's inputs combined by kCombineChunks lanes each, one chunk a lane.
+      go_ok_ = H % kRingWarps == 0 && (tile == 4 * kLanes || tile == 8 * kLanes) && m.q_dim <= m.shape.mlp &&
+               m.chunks <= kCombineChunks && m.q_dim % (kG * m.shape.hd) == 0 && threads_ % kCombineChunks == 0;
       int optin = 0;
       CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-      cudaFuncAttributes fa{};
+      cudaFuncAttributes fa{}, fa_go{};
       CHECK_CUDA(cudaFuncGetAttributes(&fa, fn_));
+      CHECK_CUDA(cudaFuncGetAttributes(&fa_go, fn_go_));
+      fa.sharedSizeBytes = std::max(fa.sharedSizeBytes, fa_go.sharedSizeBytes);  // one slot count for both kernels
       const long long per_slot = static_cast<long long>(kRingWarps) * kRingPieceBytes;  // one slot in every warp
       const long long room = static_cast<long long>(optin) - static_cast<long long>(fa.sharedSizeBytes) - static_cast<long long>(smem_);
       slots_ = static_cast<int>(std::min<long long>(kRingMaxSlots, std::max<long long>(0, room / per_slot)));
@@ -2026,6 +2129,12 @@ class Persistent {
     }
     CHECK_CUDA(cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_, fn_, threads_, smem_));
+    if (fn_go_ != nullptr) {  // the group-O kernel must fit as the base one does, or its mode is not offered
+      int per_sm_go = 0;
+      CHECK_CUDA(cudaFuncSetAttribute(fn_go_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
+      CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_go, fn_go_, threads_, smem_));
+      if (per_sm_go < 1) go_ok_ = false;
+    }
     if (per_sm_ < 1)
       FAIL("refusing the persistent engine: the occupancy calculator fits %d blocks of %d threads with %zu B of shared "
            "memory per SM, so %d blocks (one per SM) cannot all be co-resident and a grid barrier would deadlock",
@@ -2040,8 +2149,11 @@ class Persistent {
     if (ring_) set_ring_kinds(a, m_, stages, mode_);
     a.gen0 = m_.barrier_gen;
     m_.barrier_gen += static_cast<unsigned long long>(kBarriersPerLayer) * m_.shape.layers;
+    a.att0 = m_.att_layers;  // every persistent kernel with attention on counts chunks items per KV head per layer
+    if (stages & kStAttn) m_.att_layers += static_cast<unsigned long long>(m_.shape.layers);
+    if ((mode_ & kRingGroupO) && !(ring_ && go_ok_)) FAIL("the group-O mode is not available for this engine and shape");
     void* args[] = {&a};
-    CHECK_CUDA(cudaLaunchCooperativeKernel(fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
+    CHECK_CUDA(cudaLaunchCooperativeKernel((mode_ & kRingGroupO) ? fn_go_ : fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
   }
   void set_timeline(unsigned long long* tl) { base_.tl = tl; }
   int blocks() const { return blocks_; }
@@ -2050,15 +2162,17 @@ class Persistent {
   void set_ring_mode(int mode) { mode_ = mode; }
   int ring_mode() const { return mode_; }
   bool fused_ok() const { return fused_ok_; }  // the ring's fused MLP fits this shape
+  bool go_ok() const { return go_ok_; }        // the ring's group-O mode fits this shape and device
 
  private:
   const Model& m_;
   DecodeArgs base_;
   bool ring_;
   const void* fn_ = nullptr;
+  const void* fn_go_ = nullptr;  // the ring engine's group-O kernel (kRingGroupO)
   size_t smem_ = 0;
   int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0, mode_ = 0;
-  bool fused_ok_ = false;
+  bool fused_ok_ = false, go_ok_ = false;
 };
 
 // A spin that timed out ends the run (exit 1) with who waited where.
@@ -2146,6 +2260,7 @@ std::string fmt(double v, int prec) {
 struct Timeline {
   int blocks = 0, stride = 0, nbar = 0, layers = 0;
   bool fused_mlp = false;  // the ring's fused MLP: nothing waits at the barrier after gate/up
+  bool group_o = false;    // the ring's group-O mode: nothing waits at the barrier after attention
   double us_per_tick = 0;
   std::vector<unsigned long long> t;
   double at(int b, int i) const { return static_cast<double>(t[static_cast<size_t>(b) * stride + i]); }
@@ -2166,6 +2281,7 @@ Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, doub
   tl.layers = m.shape.layers;
   tl.nbar = kBarriersPerLayer * m.shape.layers;
   tl.fused_mlp = (ring.ring_mode() & kRingFusedMlp) != 0;
+  tl.group_o = (ring.ring_mode() & kRingGroupO) != 0;
   tl.stride = tl_stride(m.shape.layers);
   tl.us_per_tick = 1e6 / clock_hz;
   tl.t.assign(static_cast<size_t>(tl.blocks) * tl.stride, 0);
@@ -2212,6 +2328,10 @@ double block_stage_bytes(const Model& m, const Timeline& tl, int b, int k) {
   if (rows == 0) return 0;
   if (tl.fused_mlp && k <= tl.nbar && (k - 1) % kBarriersPerLayer == 4) {  // down: the block's gate/up pairs' rows
     pair_range(m.shape.mlp, k - 2, b, tl.blocks, &p0, &np);
+    return 1.0 * np * m.shape.hidden * sizeof(uint16_t);
+  }
+  if (tl.group_o && k <= tl.nbar && (k - 1) % kBarriersPerLayer == 2) {  // O: the block's inputs' rows of wo_t
+    pair_range(m.q_dim, k - 1, b, tl.blocks, &p0, &np);
     return 1.0 * np * m.shape.hidden * sizeof(uint16_t);
   }
   pair_range(rows / 2, k - 1, b, tl.blocks, &p0, &np);
@@ -2328,7 +2448,7 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
       str[kind] += med([&](int b) { return tl.at(b, g + 1) - tl.at(b, g); }) * tl.us_per_tick;
       epi[kind] += med([&](int b) { return tl.end(b, k) - tl.at(b, g + 1); }) * tl.us_per_tick;
     }
-    if (tl.fused_mlp && kind == 3) {  // no wait there: arrival and departure stamped together
+    if ((tl.fused_mlp && kind == 3) || (tl.group_o && kind == 1)) {  // no wait there: arrival and departure stamped together
       bar[kind] += (d - a_med) * tl.us_per_tick;
     } else {
       skew[kind] += (a_max - a_med) * tl.us_per_tick;
@@ -2495,7 +2615,12 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
   // best one is kept for the headline.
   std::vector<std::pair<int, Summary>> ring_sweep;
   if (ring) {
-    for (int mode = 0; mode < kRingModes; ++mode) {
+    std::vector<int> modes;
+    for (int mode = 0; mode < kRingModes; ++mode) modes.push_back(mode);
+    // group_o beside the two deals with the K/V preload and the fused MLP (the kept modes of every run since a5c52b2)
+    for (int mode : {kRingPreloadKv | kRingFusedMlp, kRingBalanced | kRingPreloadKv | kRingFusedMlp})
+      if (ring->go_ok()) modes.push_back(mode | kRingGroupO);
+    for (int mode : modes) {
       if ((mode & kRingFusedMlp) && !ring->fused_ok()) continue;
       ring->set_ring_mode(mode);
       say(ex, "%s: persistent_ring, %s", s.name, ring_mode_name(mode).c_str());
@@ -2530,10 +2655,12 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     }
     ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
-    if (kept & kRingFusedMlp)  // the barrier after gate/up is a counted pass in this mode: say how many wait
+    // the barriers after gate/up (fused_mlp) and after attention (group_o) are counted passes: say how many wait
+    const int passes = ((kept & kRingFusedMlp) ? 1 : 0) + ((kept & kRingGroupO) ? 1 : 0);
+    if (passes > 0)
       for (auto& e : engines)
         if (e.name == "persistent_ring")
-          e.what += " (" + std::to_string((kBarriersPerLayer - 1) * s.layers) + " waited at: " + ring_mode_name(kept) + ")";
+          e.what += " (" + std::to_string((kBarriersPerLayer - passes) * s.layers) + " waited at: " + ring_mode_name(kept) + ")";
   }
   for (auto& e : engines) {
     say(ex, "%s: timing %s (%d x %d steps)", s.name, e.name.c_str(), o.plan.reps, o.plan.iters);
