@@ -2719,9 +2719,17 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     ring->set_ring_mode(ring_sweep[best].first);
     // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
     // when another mode won: what the kept mode changed, stage by stage.
+    // (and of the best group_o mode, when one ran and another mode won)
     const int kept = ring->ring_mode();
-    for (int i = kept == kRingPreloadKv ? 1 : 0; i < 2; ++i) {
-      const int mode = i == 0 ? static_cast<int>(kRingPreloadKv) : kept;
+    std::vector<int> tl_modes;
+    if (kept != kRingPreloadKv) tl_modes.push_back(kRingPreloadKv);
+    tl_modes.push_back(kept);
+    int best_go = -1;
+    for (const auto& p : ring_sweep)
+      if ((p.first & kRingGroupO) && (best_go < 0 || p.second.median < ring_sweep[best_go].second.median))
+        best_go = static_cast<int>(&p - ring_sweep.data());
+    if (best_go >= 0 && ring_sweep[best_go].first != kept) tl_modes.push_back(ring_sweep[best_go].first);
+    for (int mode : tl_modes) {
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
     }
