@@ -264,12 +264,6 @@ __device__ __forceinline__ float warp_max(float v) {
   for (int o = kLanes / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(PORT_FULL_MASK, v, o));
   return v;
 }
-template <int WIDTH>
-__device__ __forceinline__ float group_max(float v) {
-#pragma unroll
-  for (int o = WIDTH / 2; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(PORT_FULL_MASK, v, o));
-  return v;
-}
 // Argmax order: larger value, then the lower index (so every engine breaks ties alike).
 __device__ __forceinline__ void keep_better(float& v, int& i, float v2, int i2) {
   if (v2 > v || (v2 == v && i2 < i)) {
@@ -1113,7 +1107,7 @@ struct RingStage {
 // selection among six kinds and two 32-bit divisions.
 // GO: the group-O kernel's O stage (a tile kind there): block b < 16 G (G = q_dim / (4 hd) KV
 // heads' groups of inputs) takes group b / 16's inputs against output tile b % 16, its rows of
-// wo_g at p0 = b C / 16 (C = 4 hd inputs a group, C / 16 a warp); the other blocks none.
+// wo_t at p0 = b C / 16 (C = 4 hd inputs a group, C / 16 a warp); the other blocks none.
 template <bool GO = false>
 __device__ __forceinline__ RingStage ring_stage(const DecodeArgs& a, int st) {
   RingStage r{nullptr, 0, 0, 0, 0, 0};
@@ -1357,7 +1351,7 @@ __device__ __forceinline__ void ring_down_fused(Ring& q, const RingStage& r, con
 // The group-O mode (kRingGroupO, its own kernels decode_ring_go_*): O split in two dimensions.
 // Block b < 16 G (G KV heads) takes the C = kG HD inputs of KV head g = b / 16 (the attention
 // outputs of its query heads) against the output tile t = b % 16 of tile = hidden / 16 rows; its
-// warps split the C inputs, C / 16 each, and stream them against the tile from wo_g (W_O tiled
+// warps split the C inputs, C / 16 each, and stream them against the tile from wo_t (W_O tiled
 // per block and warp in down_t's layout, so the ring's issue path is the same). So a block needs
 // only its group's attention output, which it combines itself from the chunks' partials as soon
 // as that KV head has counted all its items (thread 0 waits on att_count, bounded like a grid
