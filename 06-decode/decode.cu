@@ -1455,13 +1455,16 @@ __device__ __forceinline__ void ring_o_group(Ring& q, const RingStage& r, const 
 }
 #endif  // !PORT_HIP
 
-// The group-O kernels compile one tile width only, CPL = HD / 16 columns a lane (tile = 2 HD:
-// the 1B's 128, the 8B's 256; go_ok_ refuses other shapes). With both widths compiled in, the 8B's
-// O epilogue jumped over the unused width's ~10 KB of code to a cold instruction line: ncu on an
+// The head-dim-128 group-O kernel compiles one tile width only, CPL = HD / 16 = 8 columns a lane
+// (tile = 2 HD = 256, the 8B's; go_ok_ refuses other shapes for it). With both widths compiled in,
+// the 8B's O epilogue jumped over the unused width's code to a cold instruction line: ncu on an
 // H100 put 1.4% of the kernel's warp samples at that one instruction, stalled on instruction fetch
 // (no_inst), about 2.4 us a layer, most of the 8B's O epilogue (3.4 us a layer against the 1B's
-// 0.36, whose width lay just before the join).
+// 0.36, whose width lay just before the join). With one width the epilogue fell to 0.35 us a layer
+// and the step by 12-14 us (H100, same call): the slowest block's skew took most of it back. The
+// head-dim-64 kernel keeps both widths: compiled with one, its 1B ran 5 us slower in that call.
 __host__ __device__ constexpr int go_cpl(int hd) { return hd / 16; }
+__host__ __device__ constexpr bool go_one_width(int hd) { return hd == 128; }
 
 // GO: the group-O mode's kernel (kRingGroupO; group_o_inputs), everything else as in the base one.
 template <int HD, bool GO>
@@ -1556,7 +1559,12 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
           q.drain();
           return;
         }
-        ring_o_group<go_cpl(HD)>(q, r, sm, sm + kG * HD, tl_gemv(a.layers, st + 3));
+        if constexpr (go_one_width(HD))
+          ring_o_group<go_cpl(HD)>(q, r, sm, sm + kG * HD, tl_gemv(a.layers, st + 3));
+        else if (r.tile == 4 * kLanes)
+          ring_o_group<4>(q, r, sm, sm + kG * HD, tl_gemv(a.layers, st + 3));
+        else
+          ring_o_group<8>(q, r, sm, sm + kG * HD, tl_gemv(a.layers, st + 3));
       }
     } else {
       if (!sync_or_drain(l, 1)) return;
@@ -1580,7 +1588,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         for (int t = threadIdx.x; t < rd.np; t += blockDim.x) hs[t] = 0.f;  // timing with gate/up masked off
       barrier_pass(a, ++k);
       if (rd.W) {
-        if constexpr (GO)  // one width compiled in: see go_cpl
+        if constexpr (GO && go_one_width(HD))  // one width compiled in: see go_cpl
           ring_down_fused<go_cpl(HD)>(q, rd, hs, tl_gemv(a.layers, st + 5));
         else if (rd.tile == 4 * kLanes)
           ring_down_fused<4>(q, rd, hs, tl_gemv(a.layers, st + 5));
@@ -2190,7 +2198,7 @@ class Persistent {
       // The group-O mode: O tiled like down_t (a tile per warp, its inputs as rows: at most mlp of
       // them), each block's inputs combined by kCombineChunks lanes each, one chunk a lane.
       const int C = kG * m.shape.hd;  // inputs of a KV head's group, split over the 16 warps
-      go_ok_ = H % kRingWarps == 0 && tile == go_cpl(m.shape.hd) * kLanes && m.q_dim <= m.shape.mlp &&
+      go_ok_ = H % kRingWarps == 0 && (go_one_width(m.shape.hd) ? tile == go_cpl(m.shape.hd) * kLanes : tile == 4 * kLanes || tile == 8 * kLanes) && m.q_dim <= m.shape.mlp &&
                m.chunks <= kCombineChunks && m.q_dim % C == 0 && C % kRingWarps == 0 && C <= threads_ &&
                m.q_dim / C * kRingWarps <= blocks_ &&
                static_cast<size_t>(C + kRingWarps * tile) <= smem_ / sizeof(float);
