@@ -1406,6 +1406,9 @@ __device__ __forceinline__ bool group_o_inputs(const DecodeArgs& a, int l, bool 
 // (CPL columns a lane, as ring_down_fused), the warps' sums meet in shared memory (red:
 // kRingWarps x tile floats), and the block adds its tile to the residual: one reduction at L2 per
 // element (RED, result unused), so G per element in all.
+// Its stream loop is ring_down_fused's with per-warp inputs. Merged into one helper (2026-12-06,
+// PTX the same but for virtual register numbering) the four ring kernels' SASS changed (cubin
+// .text compared), which could not be timed then; kept apart until it can be.
 template <int CPL, class Ring>
 __device__ __forceinline__ void ring_o_group(Ring& q, const RingStage& r, const float* hs, float* red, int tl_at) {
   __syncthreads();  // hs complete
