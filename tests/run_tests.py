@@ -11,6 +11,8 @@
   5. flag fuzzing: >= 1000 malformed invocations, each exit 2 with a message, none a crash
      or a hang
   6. planted faults that need no GPU (tests/planted_faults.py), when present
+  7. the scripts' own tests: budget, reliability, counters, same_code (per-kernel machine code
+     compared across a change, nvcc only)
 """
 import json
 import os
@@ -191,8 +193,10 @@ def relay(cmd, name_re, what, timeout):
     """Runs a sub-suite that prints PASS/FAIL lines and counts each line as a test here."""
     r = sh(cmd, timeout=timeout)
     for line in r.stdout.splitlines():
-        m = re.match(r"(PASS|FAIL) (" + name_re + ")", line)
-        if m:
+        m = re.match(r"(PASS|FAIL|SKIP) (" + name_re + ")", line)
+        if m and m.group(1) == "SKIP":
+            skip(m.group(2).rstrip(":"), line.split(": ", 1)[-1])
+        elif m:
             report(m.group(1) == "PASS", m.group(2))
     if r.returncode not in (0, 1):
         report(False, what, tail(r.stderr))
@@ -215,6 +219,7 @@ def main():
     relay([sys.executable, "tests/test_budget.py"], r"budget:\S+", "budget tests ran", 120)
     relay([sys.executable, "tests/test_reliability.py"], r"reliability:\S+", "reliability tests ran", 120)
     relay([sys.executable, "tests/test_counters.py"], r"counters:\S+", "counters tests ran", 120)
+    relay([sys.executable, "tests/test_same_code.py"], r"same_code:\S+", "same_code tests ran", 600)
     if os.path.exists("tests/planted_faults.py"):
         relay([sys.executable, "tests/planted_faults.py", "ci"], r".*", "planted faults runner", 3000)
     line = f"{results['passed']} passed, {results['failed']} failed"
