@@ -190,38 +190,59 @@ def fuzz(exps, total=1000, seed=None):
 
 
 def relay(cmd, name_re, what, timeout):
-    """Runs a sub-suite that prints PASS/FAIL lines and counts each line as a test here."""
+    """Runs a sub-suite that prints PASS/FAIL/SKIP lines and counts each line as a test here. A
+    sub-suite that exits non-zero without a FAIL line (a crash: Python exits 1 on an uncaught
+    exception too) or prints no test line at all is one FAIL more: tests that never ran are not
+    passes."""
     r = sh(cmd, timeout=timeout)
+    seen = failed = 0
     for line in r.stdout.splitlines():
         m = re.match(r"(PASS|FAIL|SKIP) (" + name_re + ")", line)
         if m and m.group(1) == "SKIP":
             skip(m.group(2).rstrip(":"), line.split(": ", 1)[-1])
         elif m:
             report(m.group(1) == "PASS", m.group(2))
-    if r.returncode not in (0, 1):
-        report(False, what, tail(r.stderr))
+        seen += bool(m)
+        failed += bool(m) and m.group(1) == "FAIL"
+    if r.returncode != 0 and not failed:
+        report(False, what, f"exit {r.returncode} with no FAIL line (crashed?)\n" + tail(r.stderr))
+    elif seen == 0:
+        report(False, what, "no PASS, FAIL or SKIP line printed\n" + tail(r.stdout + r.stderr))
+
+
+def phase(name, fn, *args):
+    """One step of main; a hang (timeout) or a crash in it is a FAIL, and the run goes on to
+    the summary line."""
+    try:
+        return fn(*args)
+    except subprocess.TimeoutExpired as e:
+        report(False, name, f"timed out after {e.timeout} s: {e.cmd if isinstance(e.cmd, str) else ' '.join(map(str, e.cmd))}")
+    except Exception as e:  # noqa: BLE001
+        report(False, name, f"{type(e).__name__}: {e}")
+    return None
 
 
 def main():
     print(f"make test: experiments present: {' '.join(EXPS)}", flush=True)
-    unit_tests()
-    sm90 = build("sm_90", "")
-    sm80 = build("sm_80", "build/sm_80/")
+    phase("unit tests", unit_tests)
+    sm90 = phase("build sm_90", build, "sm_90", "")
+    phase("build sm_80", build, "sm_80", "build/sm_80/")
     have_gfx = shutil.which("clang++-19") or os.path.exists("/opt/rocm/bin/hipcc")
-    gfx = build("gfx942", "build/gfx942/") if have_gfx else report(False, "build gfx942", "neither ROCm nor clang++-19 found (.ci/run installs clang-19 and libamdhip64-dev)")
+    gfx = phase("build gfx942", build, "gfx942", "build/gfx942/") if have_gfx else report(False, "build gfx942", "neither ROCm nor clang++-19 found (.ci/run installs clang-19 and libamdhip64-dev)")
     if sm90:
-        asm_checks("ptx", "", EXPS)
+        phase("asm ptx", asm_checks, "ptx", "", EXPS)
     if gfx:
-        asm_checks("gfx942", "build/gfx942/", EXPS)
+        phase("asm gfx942", asm_checks, "gfx942", "build/gfx942/", EXPS)
     if sm90:
-        contract(EXPS)
-        fuzz(EXPS)
-    relay([sys.executable, "tests/test_budget.py"], r"budget:\S+", "budget tests ran", 120)
-    relay([sys.executable, "tests/test_reliability.py"], r"reliability:\S+", "reliability tests ran", 120)
-    relay([sys.executable, "tests/test_counters.py"], r"counters:\S+", "counters tests ran", 120)
-    relay([sys.executable, "tests/test_same_code.py"], r"same_code:\S+", "same_code tests ran", 600)
+        phase("contract", contract, EXPS)
+        phase("fuzz", fuzz, EXPS)
+    for suite, name_re, what, timeout in [("tests/test_budget.py", r"budget:\S+", "budget tests ran", 120),
+                                          ("tests/test_reliability.py", r"reliability:\S+", "reliability tests ran", 120),
+                                          ("tests/test_counters.py", r"counters:\S+", "counters tests ran", 120),
+                                          ("tests/test_same_code.py", r"same_code:\S+", "same_code tests ran", 600)]:
+        phase(what, relay, [sys.executable, suite], name_re, what, timeout)
     if os.path.exists("tests/planted_faults.py"):
-        relay([sys.executable, "tests/planted_faults.py", "ci"], r".*", "planted faults runner", 3000)
+        phase("planted faults runner", relay, [sys.executable, "tests/planted_faults.py", "ci"], r".*", "planted faults runner", 3000)
     line = f"{results['passed']} passed, {results['failed']} failed"
     if results["skipped"]:
         line += f", {results['skipped']} skipped"
