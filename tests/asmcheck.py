@@ -8,11 +8,14 @@ Rules live next to each experiment in NN-name/asm.rules, one per line:
   target   ptx     the PTX in NN-name/name.s (any sm_XX build)
            sass    the SASS in NN-name/name.s (only where cuobjdump ran: the H200)
            gfx942  the AMDGCN assembly of a gfx942 build
-           res     ptxas's resource report (NN-name/name.resources)
+           res     ptxas's resource report (NN-name/name.resources; checked with --res only,
+                   and a NOTE line counts the res rules left unchecked without it)
+           any other target is a FAIL (a misspelt one would drop the rule from every run)
   kernel   a Python regex matched (search) against function names; it must match at least one
            function of the file, else the rule fails (a renamed kernel cannot pass silently)
   scope    kernel (the whole function) | loop (any loop body: the instructions between a label
-           and a backward branch to it)
+           and a backward branch to it); a loop rule fails where the function has no loop,
+           "lacks" included
   op       has P              at least one line matches P (loop: in some loop)
            lacks P            no line matches P (loop: in no loop)
            count>=N P | count<=N P | count==N P
@@ -204,7 +207,7 @@ def main():
         text = parts[0] if a.target == "ptx" else (parts[1] if len(parts) > 1 else "")
     funcs = {k: instructions(v, a.target) for k, v in split_functions(text, a.target).items()}
     res = parse_resources(open(a.res).read()) if a.res else {}
-    failed = passed = 0
+    failed = passed = res_unchecked = 0
     tag = f"[{a.tag}] " if a.tag else ""
     for lineno, raw in enumerate(open(a.rules), 1):
         raw = raw.rstrip("\n")
@@ -217,8 +220,16 @@ def main():
             continue
         tgt, kre, scope, op = fields[:4]
         arg = fields[4] if len(fields) > 4 else ""
+        if tgt not in ("ptx", "sass", "gfx942", "res"):
+            # A misspelled target would otherwise drop the rule from every run without a word.
+            print(f"FAIL {tag}{a.rules}:{lineno}: unknown target {tgt!r} (ptx, sass, gfx942 or res)")
+            failed += 1
+            continue
         if tgt == "res":
-            if a.target != "ptx" or not a.res:
+            if a.target != "ptx":
+                continue
+            if not a.res:
+                res_unchecked += 1
                 continue
             names = [n for n in res if re.search(kre, n)]
             if not names:
@@ -249,11 +260,12 @@ def main():
                 ok, why = check_region(op, arg, body)
             elif scope == "loop":
                 regs = loops(body, a.target)
-                if op == "lacks":
+                if not regs:
+                    # "lacks" too: a rule about a loop that is gone must not pass by default.
+                    ok, why = False, "no loop found"
+                elif op == "lacks":
                     allr = [ln for r in regs for ln in r]
                     ok, why = count(allr, arg) == 0, f"{count(allr, arg)} matches in {len(regs)} loops"
-                elif not regs:
-                    ok, why = False, "no loop found"
                 else:
                     results = [check_region(op, arg, r) for r in regs]
                     ok = any(r[0] for r in results)
@@ -263,6 +275,8 @@ def main():
             print(f"{'PASS' if ok else 'FAIL'} {tag}{n}: {scope} {op} /{arg}/ ({why})")
             passed += ok
             failed += not ok
+    if res_unchecked:
+        print(f"NOTE {tag}{res_unchecked} res rules not checked: no --res (ptxas -v report) given")
     print(f"asmcheck {tag}{a.asm}: {passed} passed, {failed} failed")
     return 1 if failed else 0
 
