@@ -7,7 +7,7 @@ header), compiled into build/faults/<id>/ -- never part of a normal build.
   planted_faults.py gpu   faults that need the GPU (NaN poison, ceiling, violations, timeout)
 
 Each fault prints PASS (caught) or FAIL (missed), then 'planted faults caught: X of Y'.
-Exit 0 when every fault of the mode was caught, 1 otherwise.
+Exit 0 when every fault of the mode was caught, 1 otherwise, 77 when none could run (no GPU).
 """
 import json
 import os
@@ -24,7 +24,8 @@ HIPCC = "/opt/rocm/bin/hipcc" if os.path.exists("/opt/rocm/bin/hipcc") else None
 
 # id, description, mode, experiment source, file to patch, [(regex, replacement)], check
 # check: ("asm", target, rules-regex-that-must-FAIL)  -- the asm rules must report a failure
-#        ("unit", test-name)                          -- a host unit test proves the rule
+#        ("unit", test-name)                          -- the host unit tests, built against the
+#                                                        planted tree, must fail this test
 #        ("run", args, expected_rc, stderr-regex)     -- the fault binary must fail this way
 FAULTS = []
 
@@ -34,10 +35,11 @@ def fault(fid, desc, mode, exp, patches, check, patch_file=None):
                        patch_file=patch_file))
 
 
-# 6. A working set that fits in the last-level cache: the size rule refuses it (host test on
-#    the rule every experiment calls, with the H200's L2 size).
-fault("6-cache-resident-working-set", "a working set that fits in the LLC is refused by the size rule", "ci",
-      None, [], ("unit", "working_set_rule_refuses_cache_resident"))
+# 6. The working-set rule dropped (any size accepted): the host unit test that feeds it a
+#    cache-resident working set (the H200's L2) must fail against the planted header.
+fault("6-cache-resident-working-set", "the size rule accepting a working set that fits in the LLC", "ci",
+      None, [(r"v\.ok = llc_bytes > 0 && v\.ratio \+ 1e-9 >= min_ratio;", "v.ok = llc_bytes > 0;")],
+      ("unit", "working_set_rule_refuses_cache_resident"), patch_file="common/sizes.h")
 
 # 7. Bytes miscounted (declared twice what moves): the achieved figure lands above the ceiling
 #    and the run is rejected with exit 1.
@@ -61,8 +63,12 @@ def make_tree(f):
         shutil.rmtree(root)
     os.makedirs(root)
     shutil.copytree("common", os.path.join(root, "common"))
-    exp_dir = os.path.dirname(f["exp"])
-    shutil.copytree(exp_dir, os.path.join(root, exp_dir), ignore=shutil.ignore_patterns(os.path.basename(f["exp"]), "*.s", "*.ptx", "*.resources"))
+    if f["exp"] is None:  # a fault in common/, checked by the host unit tests built against it
+        os.makedirs(os.path.join(root, "tests"))
+        shutil.copy("tests/unit_tests.cpp", os.path.join(root, "tests"))
+    else:
+        exp_dir = os.path.dirname(f["exp"])
+        shutil.copytree(exp_dir, os.path.join(root, exp_dir), ignore=shutil.ignore_patterns(os.path.basename(f["exp"]), "*.s", "*.ptx", "*.resources"))
     for extra in ("03-dlops",):  # 04-reduce includes 03-dlops/clocks.h
         if os.path.isdir(extra) and not os.path.exists(os.path.join(root, extra)):
             shutil.copytree(extra, os.path.join(root, extra), ignore=shutil.ignore_patterns("dlops", "*.s", "*.ptx", "*.resources"))
@@ -115,10 +121,17 @@ def run_fault(f, compile_only=False):
         binary, why = compile_bin(root, f)
         return (True, "") if binary else (False, why)
     if kind == "unit":
-        if not os.path.exists("tests/unit_tests"):
-            subprocess.run(["g++", "-std=c++17", "-O1", "-o", "tests/unit_tests", "tests/unit_tests.cpp"], check=True)
-        r = subprocess.run(["tests/unit_tests"], capture_output=True, text=True, timeout=120)
-        return f"PASS unit:{f['check'][1]}" in r.stdout, f"unit test {f['check'][1]}"
+        # The unit tests built against the planted tree: the named test must now fail.
+        root = make_tree(f)
+        exe = os.path.join(root, "tests", "unit_tests")
+        r = subprocess.run(["g++", "-std=c++17", "-O1", "-o", exe, exe + ".cpp"], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            return False, "fault variant does not compile: " + r.stderr.strip()[-400:]
+        r = subprocess.run([exe, os.path.join(root, "u.json")], capture_output=True, text=True, timeout=120)
+        name = f["check"][1]
+        if f"FAIL unit:{name}" in r.stdout:
+            return True, f"FAIL unit:{name}"
+        return False, f"unit:{name} " + ("still passed" if f"PASS unit:{name}" in r.stdout else "did not run")
     root = os.path.join("build", "faults", f["id"])
     if kind == "asm":
         root = make_tree(f)
@@ -154,7 +167,7 @@ def gpu_usable():
     """After the faults: the GPU still runs and validates a normal kernel."""
     r = subprocess.run(["01-ceiling/ceiling", "--quick", "--family", "bulk"], capture_output=True, text=True, timeout=300,
                        env=dict(os.environ, SUITE_RESULTS_ROOT="build/results-quick"))
-    return r.returncode in (0, 77), f"01-ceiling --quick --family bulk exit {r.returncode}"
+    return r.returncode == 0, f"01-ceiling --quick --family bulk exit {r.returncode}"
 
 
 def main():
@@ -182,6 +195,10 @@ def main():
             continue
         caught += bool(ok)
         print(f"{'PASS' if ok else 'FAIL'} fault {f['id']} ({f['desc']}): {'caught' if ok else 'MISSED'}: {why}")
+    if chosen and skipped == len(chosen):
+        # Nothing was planted and run (no GPU): a skip, never "caught 0 of 0".
+        print(f"planted faults: skipped: {skipped} of {len(chosen)} need a GPU")
+        return 77
     if mode == "gpu" and chosen and os.path.exists("01-ceiling/ceiling"):
         ok, why = gpu_usable()
         print(f"{'PASS' if ok else 'FAIL'} GPU usable after the faults: {why}")
