@@ -36,7 +36,9 @@ GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || cat .git-comm
 GIT_DIRTY := $(shell if git rev-parse HEAD >/dev/null 2>&1; then test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 0 || echo 1; else cat .git-dirty 2>/dev/null || echo 1; fi)
 DEFS := -DSUITE_GIT_COMMIT='"$(GIT_COMMIT)"' -DSUITE_GIT_DIRTY=$(GIT_DIRTY) -DSUITE_BUILD_ARCH='"$(ARCH)"'
 
-COMMON_H := $(wildcard common/*.h)
+# Every header an experiment may include: common/ and the experiments' own (04-reduce includes
+# 03-dlops/clocks.h), so a header change rebuilds what reads it.
+COMMON_H := $(wildcard common/*.h) $(wildcard 0*/*.h)
 O ?=
 
 # Per-experiment link libraries (the vendor BLAS rungs of 02-gemv).
