@@ -8,6 +8,11 @@
 #   bash scripts/device_session.sh probe OUT   build; 01's launch-size family, 02 at 4096x4096 (with the
 #                                              read-only bound), 06 in full; 01's SASS and its rules: the
 #                                              new measurements of a change, before the full run
+#   bash scripts/device_session.sh sanitize06 OUT   06-decode under compute-sanitizer, both models (2 layers
+#                                              each under a sanitizer): memcheck, synccheck, initcheck,
+#                                              then racecheck within what is left of LIMIT seconds;
+#                                              logs and result lines packed into OUT/sanitize06.tgz
+# run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
 mode=$1; out=$2
@@ -29,7 +34,7 @@ case $mode in
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
     make run 2>&1 | tee "$out/run.txt" | grep -vE "^\[[0-9]{2}-" | tail -60
     rc=${PIPESTATUS[0]}
-    tar czf "$out/results.tgz" results/h200
+    tar czf "$out/results.tgz" "$(01-ceiling/ceiling --print-results-dir)"
     exit $rc ;;
   probe)
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -50,7 +55,7 @@ case $mode in
     echo "built in $(( $(date +%s) - t0 ))s"
     make run > "$out/run.txt" 2>&1
     rc_run=$?
-    tar czf "$out/results.tgz" results/h200
+    tar czf "$out/results.tgz" "$(01-ceiling/ceiling --print-results-dir)"
     grep -E "^== |run_all|error|FAIL|report:" "$out/run.txt" | tail -30
     echo "make run rc=$rc_run after $(( $(date +%s) - t0 ))s"
     left=$(( ${LIMIT:-560} - ($(date +%s) - t0) ))
@@ -61,4 +66,26 @@ case $mode in
       tar czf "$out/check.tgz" build/check build/faults_gpu.json 01-ceiling/ceiling.s 02-gemv/gemv.s 03-dlops/dlops.s 04-reduce/reduce.s 05-sync/sync.s 06-decode/decode.s 2>/dev/null
     fi
     exit $rc_run ;;
+  sanitize06)
+    t0=$(date +%s)
+    make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    echo "built in $(( $(date +%s) - t0 ))s"
+    export SUITE_SANITIZE=1 SUITE_RESULTS_ROOT=build/results-quick
+    CS=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
+    mkdir -p build/sanitize06
+    one() {  # model tool timeout: one result line "06-decode-<model> tool exit errors seconds"
+      local log=build/sanitize06/06-decode-$1.$2.txt s=$(date +%s) rc n
+      timeout "$3" "$CS" --tool "$2" --error-exitcode 99 06-decode/decode --quick --model "$1" > "$log" 2>&1
+      rc=$?
+      read -r n _ < <(python3 scripts/reliability.py --count "$log")
+      echo "06-decode-$1 $2 $rc $n $(( $(date +%s) - s ))" | tee -a build/sanitize06/06-decode.result
+    }
+    for tool in memcheck synccheck initcheck; do one 1b $tool 300 & one 8b $tool 300 & done
+    wait
+    left=$(( ${LIMIT:-560} - ($(date +%s) - t0) ))
+    if [ $left -gt 30 ]; then one 1b racecheck $left & one 8b racecheck $left & wait; fi
+    tar czf "$out/sanitize06.tgz" build/sanitize06
+    ! awk '$3 != 0 || $4 != 0 { bad = 1 } END { exit !bad }' build/sanitize06/06-decode.result ;;
+  *)
+    echo "device_session: unknown mode $mode (check, run, all, probe, sanitize06)" >&2; exit 2 ;;
 esac
