@@ -3,7 +3,7 @@
 
   1. host unit tests of the harness (g++), and the JSON they write parses
   2. every experiment builds for sm_90 and sm_80 (nvcc) and its device code for gfx942
-     (ROCm, or Debian clang++-19 with libamdhip64-dev)
+     (ROCm, or Debian clang++-19 with libamdhip64-dev); the probes (NN-name/probes/) for sm_90
   3. the assembly rules of each experiment (NN-name/asm.rules): PTX and ptxas resources
      of the sm_90 build, AMDGCN of the gfx942 build
   4. the binary contract without a GPU: no GPU -> 77 with one line, --help -> 0,
@@ -14,6 +14,7 @@
   7. the scripts' own tests: budget, reliability, counters, same_code (per-kernel machine code
      compared across a change, nvcc only)
 """
+import glob
 import json
 import os
 import random
@@ -78,6 +79,16 @@ def build(arch, prefix):
     ok = r.returncode == 0
     report(ok, f"build {arch}", "" if ok else tail(r.stdout + r.stderr, 30))
     return ok
+
+
+def build_probes():
+    """The probes beside the experiments (not in make): they must still build, by the command in
+    their header."""
+    for src in sorted(glob.glob("0*/probes/*.cu")):
+        out = os.path.join("build", "probes", os.path.splitext(os.path.basename(src))[0])
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        r = sh([shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-o", out, src], timeout=600)
+        report(r.returncode == 0, f"build probe {src}", tail(r.stderr))
 
 
 def asm_checks(target, prefix, exps):
@@ -234,6 +245,7 @@ def main():
     have_gfx = shutil.which("clang++-19") or os.path.exists("/opt/rocm/bin/hipcc")
     gfx = phase("build gfx942", build, "gfx942", "build/gfx942/") if have_gfx else report(False, "build gfx942", "neither ROCm nor clang++-19 found (.ci/run installs clang-19 and libamdhip64-dev)")
     if sm90:
+        phase("build probes", build_probes)
         phase("asm ptx", asm_checks, "ptx", "", EXPS)
     if gfx:
         phase("asm gfx942", asm_checks, "gfx942", "build/gfx942/", EXPS)
