@@ -35,6 +35,28 @@ import re
 import sys
 
 
+def split_by_labels(lines, start_re, is_function, end_res):
+    """{name: body lines}: a function starts at a line matching start_re (group 1 its name, kept
+    when is_function(name)) and runs to the next start or to a line matching one of end_res."""
+    funcs, name, body = {}, None, []
+    for ln in lines:
+        m = re.match(start_re, ln)
+        if m and is_function(m.group(1)):
+            if name:
+                funcs[name] = body
+            name, body = m.group(1), []
+            continue
+        if name is not None:
+            if any(re.match(e, ln) for e in end_res):
+                funcs[name] = body
+                name = None
+                continue
+            body.append(ln)
+    if name:
+        funcs[name] = body
+    return funcs
+
+
 def split_functions(text, target):
     """Returns {name: [instruction lines]} for the assembly flavour."""
     funcs = {}
@@ -59,41 +81,10 @@ def split_functions(text, target):
                 name = None
         return funcs
     if target == "sass":
-        name, body = None, []
-        for ln in lines:
-            m = re.match(r"\s*Function\s*:\s*(\S+)", ln)
-            if m:
-                if name:
-                    funcs[name] = body
-                name, body = m.group(1), []
-                continue
-            if name is not None:
-                if re.match(r"\s*(Fatbin|\.section|=====)", ln):
-                    funcs[name] = body
-                    name = None
-                    continue
-                body.append(ln)
-        if name:
-            funcs[name] = body
-        return funcs
+        return split_by_labels(lines, r"\s*Function\s*:\s*(\S+)", lambda n: True, [r"\s*(Fatbin|\.section|=====)"])
     if target == "gfx942":
-        name, body = None, []
-        for ln in lines:
-            m = re.match(r"^([A-Za-z_][\w.$]*):\s*(;.*)?$", ln)
-            if m and not m.group(1).startswith(".L"):
-                if name:
-                    funcs[name] = body
-                name, body = m.group(1), []
-                continue
-            if name is not None:
-                if re.match(r"^\.Lfunc_end\d+:", ln) or re.match(r"^\s*\.size\s", ln):
-                    funcs[name] = body
-                    name = None
-                    continue
-                body.append(ln)
-        if name:
-            funcs[name] = body
-        return funcs
+        return split_by_labels(lines, r"^([A-Za-z_][\w.$]*):\s*(;.*)?$", lambda n: not n.startswith(".L"),
+                               [r"^\.Lfunc_end\d+:", r"^\s*\.size\s"])
     raise ValueError(target)
 
 
