@@ -12,7 +12,7 @@
      or a hang
   6. planted faults that need no GPU (tests/planted_faults.py), when present
   7. the scripts' own tests: budget, reliability, counters, same_code (per-kernel machine code
-     compared across a change, nvcc only)
+     compared across a change, nvcc only), asmcheck (its SASS flavour on a hand-written listing)
 """
 import glob
 import json
@@ -255,7 +255,8 @@ def main():
     for suite, name_re, what, timeout in [("tests/test_budget.py", r"budget:\S+", "budget tests ran", 120),
                                           ("tests/test_reliability.py", r"reliability:\S+", "reliability tests ran", 120),
                                           ("tests/test_counters.py", r"counters:\S+", "counters tests ran", 120),
-                                          ("tests/test_same_code.py", r"same_code:\S+", "same_code tests ran", 600)]:
+                                          ("tests/test_same_code.py", r"same_code:\S+", "same_code tests ran", 600),
+                                          ("tests/test_asmcheck.py", r"asmcheck:\S+", "asmcheck tests ran", 300)]:
         phase(what, relay, [sys.executable, suite], name_re, what, timeout)
     if os.path.exists("tests/planted_faults.py"):
         phase("planted faults runner", relay, [sys.executable, "tests/planted_faults.py", "ci"], r".*", "planted faults runner", 3000)
