@@ -24,6 +24,8 @@ Rules live next to each experiment in NN-name/asm.rules, one per line:
                               (B must be present; loop: some loop satisfies it)
            prev A ;; B        every line matching B is immediately preceded by an instruction
                               matching A, and B occurs at least once
+           seq A ;; B ;; ...  lines matching A, B, ... occur in that order (others may lie
+                              between; loop: some loop satisfies it)
            spill==0 / stack==0  (target res) no spill stores/loads / no stack frame
   pattern  a Python regex (the rest of the line)
 
@@ -158,6 +160,14 @@ def check_region(op, arg, lines):
             return False, "no line matches B"
         c = count(lines[:first_b], a)
         return c >= int(m.group(1)), f"{c} before the first B"
+    if op == "seq":
+        # every pattern, in the order given, each on a later line than the one before
+        pats, at = [x.strip() for x in arg.split(";;")], 0
+        for k, pat in enumerate(pats):
+            at = next((i + 1 for i in range(at, len(lines)) if re.search(pat, lines[i])), None)
+            if at is None:
+                return False, f"{k} of {len(pats)} in order"
+        return True, f"{len(pats)} of {len(pats)} in order"
     if op == "prev":
         a, b = [x.strip() for x in arg.split(";;")]
         insn = [ln for ln in lines if not re.match(r"^\s*[\w$.]+:\s*$", ln)]
