@@ -2699,6 +2699,9 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (int kb : kPrefetchSweepKb) {
       const unsigned b = static_cast<unsigned>(kb) * 1024;
       say(ex, "%s: persistent, prefetch %d KB per block", s.name, kb);
+      // validated at this size before it is timed, as every ring mode is (the engine's own
+      // validation above ran at the default size only)
+      validate(ex, m, ref, "persistent prefetch " + std::to_string(kb) + " KB", [&] { pers.launch(st, kStAll, b); });
       sweep.push_back({b, time_steps([&](int) { pers.launch(st, kStAll, b); }, o.plan, st)});
       check_spins(m, "prefetch sweep");
     }
