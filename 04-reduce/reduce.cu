@@ -480,6 +480,15 @@ int main(int argc, char** argv) {
   ex.flags().add_int("gemv-n", &gemv_n, 8, 65536, "GEMV rows");
   ex.flags().add_int("gemv-k", &gemv_k, 1024, 65536, "GEMV columns (a multiple of 1024)");
   ex.validate_flags([&]() { return gemv_k % 1024 ? std::string("--gemv-k must be a multiple of 1024") : std::string(); });
+  ex.validate_flags([&]() -> std::string {  // a --method that matches nothing would run no method and exit 0
+    if (only.empty()) return "";
+    std::string names;
+    for (auto& m : methods()) {
+      if (std::string(m.name).find(only) != std::string::npos) return "";
+      names += std::string(names.empty() ? "" : ", ") + m.name;
+    }
+    return "--method " + only + " matches no method (" + names + ")";
+  });
   ex.start(argc, argv);
 
   const bool quick = ex.quick();
