@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "check.h"
 #include "device_info.h"
 #include "flags.h"
@@ -68,6 +70,17 @@ class Experiment {
         std::fprintf(stderr, "%s: %s (see --help)\n", id_.c_str(), err.c_str());
         std::exit(kExitUsage);
       default: break;
+    }
+    if (!json_path_.empty()) {  // an unwritable --json is bad input, found before the run, not after it
+      const size_t slash = json_path_.find_last_of('/');
+      const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : json_path_.substr(0, slash);
+      struct stat st_dir {}, st_file {};
+      if (stat(dir.c_str(), &st_dir) != 0 || !S_ISDIR(st_dir.st_mode) || access(dir.c_str(), W_OK) != 0 ||
+          (stat(json_path_.c_str(), &st_file) == 0 && (S_ISDIR(st_file.st_mode) || access(json_path_.c_str(), W_OK) != 0))) {
+        std::fprintf(stderr, "%s: --json %s: cannot write there (it must name a file, in a folder that exists and is writable: %s) (see --help)\n",
+                     id_.c_str(), json_path_.c_str(), dir.c_str());
+        std::exit(kExitUsage);
+      }
     }
     for (auto& check : checks_) {
       std::string why = check();

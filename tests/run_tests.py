@@ -141,7 +141,8 @@ def contract(exps):
         dups = sorted({ln for ln in lines if lines.count(ln) > 1})
         report(r.returncode == 0 and not dups, f"contract {e}: --list names each configuration once",
                f"{len(dups)} listed twice" + (f", e.g. {dups[0][:120]}" if dups else ""))
-        for bad in (["--bogus"], ["--device", "x"], ["--device", "-1"], ["--json"], ["stray"], ["--quick=yes"]):
+        for bad in (["--bogus"], ["--device", "x"], ["--device", "-1"], ["--json"], ["stray"], ["--quick=yes"],
+                    ["--json", "/nonexistent-folder/out.json"]):
             r = sh([e] + bad, timeout=60)
             report(r.returncode == 2 and r.stderr.strip() != "", f"contract {e} {' '.join(bad)} -> 2",
                    f"exit {r.returncode}: {r.stderr.strip()[:160]}")
