@@ -1046,6 +1046,7 @@ int main(int argc, char** argv) {
     const std::vector<int> works = quick ? std::vector<int>{0, 256, 1024} : std::vector<int>{0, 64, 256, 1024, 4096};
     for (int w : works) {
       double t[3];
+      Summary sums[3];
       int iters = 0;
       for (int mode : {1, 0, 2}) {
         run.reset();
@@ -1055,6 +1056,7 @@ int main(int argc, char** argv) {
         Summary sm = run.time(split, sms, head_threads, iters, 1, plan, w, mode);
         run.verify(split, "timed");
         t[mode] = sm.median;
+        sums[mode] = sm;
       }
       const double barrier_alone = t[1] - t[2];  // joined minus work alone
       Row r;
@@ -1065,7 +1067,14 @@ int main(int argc, char** argv) {
           .add("hidden_fraction", barrier_alone > 0 ? (t[1] - t[0]) / barrier_alone : 0.0, 2, "barrier hidden")
           .extra("blocks", sms)
           .extra("threads", head_threads)
-          .extra("iters", iters);
+          .extra("iters", iters)
+          .extra("work_only_min_us", sums[2].min)
+          .extra("work_only_sd_us", sums[2].sd)
+          .extra("joined_min_us", sums[1].min)
+          .extra("joined_sd_us", sums[1].sd)
+          .extra("split_min_us", sums[0].min)
+          .extra("split_sd_us", sums[0].sd)
+          .extra("n", sums[0].n);
       ex.add("split arrive/wait (monotonic acq/rel, +payload check, 1 block per SM x 256)", r);
     }
   }

@@ -2819,7 +2819,9 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
         .add("l2_prefetched_mb", p.first * double(pers.blocks()) / 1e6, 1, "MB in L2 at most")
         .add("median_us", p.second.median, 1, "median µs")
         .add("min_us", p.second.min, 1, "min µs")
-        .add("fraction_of_floor", floor_us / p.second.median, 3, "floor / time");
+        .add("fraction_of_floor", floor_us / p.second.median, 3, "floor / time")
+        .extra("sd_us", p.second.sd)
+        .extra("n", p.second.n);
     ex.add("persistent: L2 prefetch of the next stage's weights before each barrier", row);
   }
 
@@ -2830,7 +2832,9 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
         .add("median_us", p.second.median, 1, "median µs")
         .add("min_us", p.second.min, 1, "min µs")
         .add("fraction_of_floor", floor_us / p.second.median, 3, "floor / time")
-        .add("kept", p.first == ring->ring_mode(), -1, "kept");
+        .add("kept", p.first == ring->ring_mode(), -1, "kept")
+        .extra("sd_us", p.second.sd)
+        .extra("n", p.second.n);
     ex.add("persistent_ring: piece assignment (whole pairs per warp, or balanced runs of pieces), K/V preload and the fused MLP", row);
   }
 
@@ -2861,7 +2865,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
           .add("work_us", 0.0, 1, "alone - barriers µs")
           .add("over_floor_us", 0.0, 1, "work - floor µs")
           .extra("barriers", nbar)
-          .extra("us_per_barrier", none.median / nbar);
+          .extra("us_per_barrier", none.median / nbar)
+          .extra("alone_min_us", none.min)
+          .extra("alone_sd_us", none.sd)
+          .extra("n", none.n);
       ex.add(std::string("persistent kernel (") + head_name + "), one stage kind enabled at a time (where the microseconds go)", row);
     }
     double work_sum = none.median;
@@ -2879,7 +2886,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
           .add("alone_us", t.median, 1, "alone µs (with barriers)")
           .add("work_us", t.median - none.median, 1, "alone - barriers µs")
           .add("over_floor_us", t.median - none.median - f, 1, "work - floor µs")
-          .add("llc_ratio", sr.bytes / static_cast<double>(ex.l2_bytes()), 1, "x LLC");
+          .add("llc_ratio", sr.bytes / static_cast<double>(ex.l2_bytes()), 1, "x LLC")
+          .extra("alone_min_us", t.min)
+          .extra("alone_sd_us", t.sd)
+          .extra("n", t.n);
       ex.add(std::string("persistent kernel (") + head_name + "), one stage kind enabled at a time (where the microseconds go)", row);
       if (sr.bytes < 4.0 * static_cast<double>(ex.l2_bytes())) cached += std::string(cached.empty() ? "" : ", ") + sr.name;
     }
@@ -2902,7 +2912,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
           .add("kernel", kOpNames[k])
           .add("launches", count, -1, "launches / step")
           .add("median_us", t.median, 1, "µs / step")
-          .add("us_per_launch", t.median / count, 2, "µs / launch");
+          .add("us_per_launch", t.median / count, 2, "µs / launch")
+          .extra("min_us", t.min)
+          .extra("sd_us", t.sd)
+          .extra("n", t.n);
       ex.add("stream engine, one kind of launch at a time", row);
     }
   }
