@@ -638,6 +638,7 @@ int main(int argc, char** argv) {
         .add("sm_clock_mhz", mhz, 0, "SM MHz")
         .extra("throughput_median_ms", tp.second.median)
         .extra("throughput_min_ms", tp.second.min)
+        .extra("throughput_n", tp.second.n)
         .extra("throughput_blocks", thr_blocks)
         .extra("throughput_threads", thr_threads)
         .extra("latency_iters", lat_iters * kUnroll);
@@ -705,7 +706,8 @@ int main(int argc, char** argv) {
         .add("throughput_sd_pct", 100 * tp.second.sd / tp.second.median, 2, "sd %")
         .add("sm_clock_mhz", mhz, 0, "SM MHz")
         .extra("throughput_median_ms", tp.second.median)
-        .extra("throughput_min_ms", tp.second.min);
+        .extra("throughput_min_ms", tp.second.min)
+        .extra("throughput_n", tp.second.n);
     ex.add("multi-row: 32 rows per warp at once (amortised cost per row)", r);
   }
 
