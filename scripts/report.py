@@ -240,7 +240,12 @@ def main():
         out += [f"## {e}", ""]
         out += [open(txt).read() if os.path.exists(txt) else "(no table output)", ""]
     open(os.path.join(d, "report.md"), "w").write("\n".join(out))
-    json.dump({"schema": 1, "experiment": "report", "summary": summary, "plots": made, "plots_skipped": skipped},
+    # Provenance as every experiment's JSON has it: the first input's, and the commit and start
+    # of each input (a report mixes the files present, which one make run writes together).
+    inputs = {e: {k: docs[e]["provenance"].get(k) for k in ("git_commit", "git_dirty", "utc_start", "device_name")}
+              for e in present}
+    json.dump({"schema": 1, "experiment": "report", "provenance": dict(first["provenance"], inputs=inputs) if first else None,
+               "summary": summary, "plots": made, "plots_skipped": skipped},
               open(os.path.join(d, "report.json"), "w"), indent=2)
     print(f"report: wrote {d}/report.md, report.json, env.json; plots: {', '.join(made) or 'none'}", file=sys.stderr)
     for sk in skipped:
