@@ -31,6 +31,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 NCU_METRICS = [
     "dram__bytes_read.sum",
@@ -104,12 +105,28 @@ def summarise(launches, n, k):
     return rows
 
 
+def provenance():
+    """Who counted: the commit (git, else the .git-commit a device copy carries), the GPU, the time."""
+    def run(cmd):
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+            return r.stdout.strip() if r.returncode == 0 else None
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+    commit = run(["git", "rev-parse", "--short=12", "HEAD"])
+    if os.path.exists(".git-commit"):  # a lent machine's copy: its .git is the session's first commit
+        commit = open(".git-commit").read().strip() or commit
+    gpu = run(["nvidia-smi", "--query-gpu=name,pci.bus_id,driver_version", "--format=csv,noheader"])
+    return {"git_commit": commit, "device": gpu.splitlines()[0] if gpu else None,
+            "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
 def write(rows, n, k, tool, command, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     ours = [r for r in rows if r["ours"]]
     bad = [r for r in ours if r["within_3pct"] is False]
     doc = {
-        "schema": 1, "experiment": "02-gemv-counters", "tool": tool, "command": command,
+        "schema": 1, "experiment": "02-gemv-counters", "provenance": provenance(), "tool": tool, "command": command,
         "shape": f"{n}x{k}", "declared": declared(n, k), "tolerance": TOLERANCE,
         "summary": {
             "kernels_ours": len(ours), "kernels_ours_within_3pct": len(ours) - len(bad),
