@@ -121,7 +121,7 @@ compare:
 # On a GPU, a separate run (never under the timings): the DRAM bytes each 02-gemv kernel moves
 # at 4096x4096, counted by ncu (rocprofv3 on ROCm), against the declared bytes.
 counters: $(O)02-gemv/gemv
-	$(PYTHON) scripts/counters.py --binary $(O)02-gemv/gemv
+	GIT_COMMIT=$(GIT_COMMIT) $(PYTHON) scripts/counters.py --binary $(O)02-gemv/gemv
 
 # On a GPU: every experiment --quick under compute-sanitizer's four tools; zero errors.
 sanitize: $(BINS)

@@ -106,16 +106,15 @@ def summarise(launches, n, k):
 
 
 def provenance():
-    """Who counted: the commit (git, else the .git-commit a device copy carries), the GPU, the time."""
+    """Who counted: the commit (GIT_COMMIT as device_session.sh exports it from .git-commit on a
+    lent machine, whose .git is not the commit built; else git), the GPU, the time."""
     def run(cmd):
         try:
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
             return r.stdout.strip() if r.returncode == 0 else None
         except (OSError, subprocess.TimeoutExpired):
             return None
-    commit = run(["git", "rev-parse", "--short=12", "HEAD"])
-    if os.path.exists(".git-commit"):  # a lent machine's copy: its .git is the session's first commit
-        commit = open(".git-commit").read().strip() or commit
+    commit = os.environ.get("GIT_COMMIT") or run(["git", "rev-parse", "--short=12", "HEAD"])
     gpu = run(["nvidia-smi", "--query-gpu=name,pci.bus_id,driver_version", "--format=csv,noheader"])
     return {"git_commit": commit, "device": gpu.splitlines()[0] if gpu else None,
             "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
