@@ -33,6 +33,7 @@ Usage: asmcheck.py --target T --rules FILE --asm FILE [--res FILE] [--tag NAME]
 Prints one PASS/FAIL line per (rule, function) and exits 1 if any failed.
 """
 import argparse
+import os
 import re
 import sys
 
@@ -207,9 +208,14 @@ def main():
         parts = re.split(r"^// \S+: SASS for .*$", text, maxsplit=1, flags=re.M)
         text = parts[0] if a.target == "ptx" else (parts[1] if len(parts) > 1 else "")
     funcs = {k: instructions(v, a.target) for k, v in split_functions(text, a.target).items()}
-    res = parse_resources(open(a.res).read()) if a.res else {}
     failed = passed = res_unchecked = 0
     tag = f"[{a.tag}] " if a.tag else ""
+    res = {}
+    if a.res and os.path.exists(a.res):
+        res = parse_resources(open(a.res).read())
+    elif a.res:  # asked for and absent: the res rules cannot run, which is a failure, not a skip
+        print(f"FAIL {tag}--res {a.res}: no such file (ptxas -v's report, which the res rules read)")
+        failed += 1
     for lineno, raw in enumerate(open(a.rules), 1):
         raw = raw.rstrip("\n")
         if not raw.strip() or raw.lstrip().startswith("#"):
