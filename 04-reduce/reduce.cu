@@ -480,11 +480,11 @@ int main(int argc, char** argv) {
   ex.flags().add_int("gemv-n", &gemv_n, 8, 65536, "GEMV rows");
   ex.flags().add_int("gemv-k", &gemv_k, 1024, 65536, "GEMV columns (a multiple of 1024)");
   ex.validate_flags([&]() { return gemv_k % 1024 ? std::string("--gemv-k must be a multiple of 1024") : std::string(); });
+  auto selected = [&](const Method& m) { return only.empty() || std::string(m.name).find(only) != std::string::npos; };
   ex.validate_flags([&]() -> std::string {  // a --method that matches nothing would run no method and exit 0
-    if (only.empty()) return "";
     std::string names;
     for (auto& m : methods()) {
-      if (std::string(m.name).find(only) != std::string::npos) return "";
+      if (selected(m)) return "";
       names += std::string(names.empty() ? "" : ", ") + m.name;
     }
     return "--method " + only + " matches no method (" + names + ")";
@@ -494,7 +494,7 @@ int main(int argc, char** argv) {
   const bool quick = ex.quick();
   std::vector<Method> ms;
   for (auto& m : methods())
-    if (only.empty() || std::string(m.name).find(only) != std::string::npos) ms.push_back(m);
+    if (selected(m)) ms.push_back(m);
   const int lat_iters = quick ? 500 : 2000;       // x kUnroll reductions, and twice that
   const int thr_iters = quick ? 256 : 2048;
   const int rows_lat_iters = quick ? 250 : 1000;  // 32-row reductions per warp

@@ -1045,8 +1045,7 @@ int main(int argc, char** argv) {
     Scheme split = {"split_monotonic_acqrel", kSplit, kAcqRel, 0, (const void*)sync_split, true, ""};
     const std::vector<int> works = quick ? std::vector<int>{0, 256, 1024} : std::vector<int>{0, 64, 256, 1024, 4096};
     for (int w : works) {
-      double t[3];
-      Summary sums[3];
+      Summary sums[3];  // by mode: 0 split, 1 joined, 2 work only
       int iters = 0;
       for (int mode : {1, 0, 2}) {
         run.reset();
@@ -1055,9 +1054,9 @@ int main(int argc, char** argv) {
         run.verify(split, "validation");
         Summary sm = run.time(split, sms, head_threads, iters, 1, plan, w, mode);
         run.verify(split, "timed");
-        t[mode] = sm.median;
         sums[mode] = sm;
       }
+      const double t[3] = {sums[0].median, sums[1].median, sums[2].median};
       const double barrier_alone = t[1] - t[2];  // joined minus work alone
       Row r;
       r.add("work_fma", w, -1, "FMA steps between")
