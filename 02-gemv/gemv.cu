@@ -1812,8 +1812,7 @@ int main(int argc, char** argv) {
                        {2, "loads issued as a batch", 11.6, 2897, 0.601, 1024},
                        {3, "16 B per lane instead of 4", 9.5, 3523, 0.731, 256}};
   // This device's name in the headers (they said "H200" whatever ran, so an H100's run was mislabelled).
-  std::string dev = ex.prop().name;
-  if (dev.rfind("NVIDIA ", 0) == 0) dev.erase(0, 7);
+  const std::string dev = gpu_label(ex.prop().name);
   for (auto& o : orig) {
     const Result* r = best_of(4096, 4096, "isolated", rung_is(o.rung));
     if (!r) continue;

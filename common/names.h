@@ -26,12 +26,19 @@ inline SpecBandwidth spec_bandwidth(const std::string& name, double computed_gbp
   return {computed_gbps, "computed from the memory clock and bus width the runtime reports"};
 }
 
-// results/<slug>/: "NVIDIA H200" -> "h200", "AMD Instinct MI300X" -> "mi300x".
-inline std::string gpu_slug(std::string name) {
+// A device's name without its vendor words, for table headers: "NVIDIA H200" -> "H200",
+// "AMD Instinct MI300X" -> "MI300X".
+inline std::string gpu_label(std::string name) {
   for (const char* drop : {"NVIDIA ", "AMD ", "Instinct "}) {
     size_t p = name.find(drop);
     if (p != std::string::npos) name.erase(p, std::strlen(drop));
   }
+  return name;
+}
+
+// results/<slug>/: "NVIDIA H200" -> "h200", "AMD Instinct MI300X" -> "mi300x".
+inline std::string gpu_slug(const std::string& full_name) {
+  const std::string name = gpu_label(full_name);
   std::string o;
   for (char c : name) {
     if (std::isalnum(static_cast<unsigned char>(c))) o += static_cast<char>(std::tolower(c));

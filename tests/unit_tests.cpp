@@ -122,6 +122,8 @@ TEST(names_and_spec) {
   EXPECT(gpu_slug("NVIDIA H200") == "h200");
   EXPECT(gpu_slug("AMD Instinct MI300X") == "mi300x");
   EXPECT(gpu_slug("NVIDIA H100 80GB HBM3") == "h100-80gb-hbm3");
+  EXPECT(gpu_label("NVIDIA H100 80GB HBM3") == "H100 80GB HBM3");
+  EXPECT(gpu_label("AMD Instinct MI300X") == "MI300X");
   EXPECT(spec_bandwidth("NVIDIA H200", 1).gbps == 4800);
   EXPECT(spec_bandwidth("AMD Instinct MI300X", 1).gbps == 5300);
   EXPECT(spec_bandwidth("Mystery GPU", 1234).gbps == 1234);
