@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include "../../common/bulk_copy.h"  // bulk_wait: the suite's bounded mbarrier wait
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
 struct v4 { uint32_t x, y, z, w; };
 __device__ __forceinline__ v4 ldw(const void* p) { v4 v; asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
@@ -202,8 +203,7 @@ __global__ void __launch_bounds__(128, 3) kern2(const __half* __restrict__ W, co
 #pragma unroll
       for (int c = 0; c < 4; ++c) w[r][c] = ldw(wr + (size_t)r * K + 8 * (3 * 128 + c * 32 + lane));
     if (TMA) {
-      // Bounded: a completion that never comes traps after 10 s (the host's next call exits 1).
-      for (const unsigned long long t0 = gt();;) { unsigned done; asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }" : "=r"(done) : "r"(bar), "r"((unsigned)phase) : "memory"); if (done) break; if (gt() - t0 > 10000000000ull) __trap(); }
+      bulk_wait(bar, (unsigned)phase, gt(), kBulkTimeoutTicks);  // bounded: traps after 10 s (the host then exits 1)
       phase ^= 1;
     } else {
       asm volatile("cp.async.wait_all;" ::: "memory");
