@@ -8,10 +8,10 @@
 #   bash scripts/device_session.sh probe OUT   build; 01's launch-size family, 02 at 4096x4096 (with the
 #                                              read-only bound), 06 in full; 01's SASS and its rules: the
 #                                              new measurements of a change, before the full run
-#   bash scripts/device_session.sh sanitize06 OUT   06-decode under compute-sanitizer, both models (2 layers
-#                                              each under a sanitizer): memcheck, synccheck, initcheck,
-#                                              then racecheck within what is left of LIMIT seconds;
-#                                              logs and result lines packed into OUT/sanitize06.tgz
+#   bash scripts/device_session.sh sanitize06 OUT   06-decode under compute-sanitizer's four tools, both
+#                                              models (2 layers each under a sanitizer), side by side by
+#                                              scripts/sanitize.sh within LIMIT seconds; build/sanitize
+#                                              packed into OUT/sanitize06.tgz
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -70,22 +70,12 @@ case $mode in
     t0=$(date +%s)
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
     echo "built in $(( $(date +%s) - t0 ))s"
-    export SUITE_SANITIZE=1 SUITE_RESULTS_ROOT=build/results-quick
-    CS=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)}
-    mkdir -p build/sanitize06
-    one() {  # model tool timeout: one result line "06-decode-<model> tool exit errors seconds"
-      local log=build/sanitize06/06-decode-$1.$2.txt s=$(date +%s) rc n
-      timeout "$3" "$CS" --tool "$2" --error-exitcode 99 06-decode/decode --quick --model "$1" > "$log" 2>&1
-      rc=$?
-      read -r n _ < <(python3 scripts/reliability.py --count "$log")
-      echo "06-decode-$1 $2 $rc $n $(( $(date +%s) - s ))" | tee -a build/sanitize06/06-decode.result
-    }
-    for tool in memcheck synccheck initcheck; do one 1b $tool 300 & one 8b $tool 300 & done
-    wait
-    left=$(( ${LIMIT:-560} - ($(date +%s) - t0) ))
-    if [ $left -gt 30 ]; then one 1b racecheck $left & one 8b racecheck $left & wait; fi
-    tar czf "$out/sanitize06.tgz" build/sanitize06
-    ! awk '$3 != 0 || $4 != 0 { bad = 1 } END { exit !bad }' build/sanitize06/06-decode.result ;;
+    # make sanitize's script, both models and all four tools side by side, within what is left of LIMIT
+    SANITIZE_TIMEOUT=$(( ${LIMIT:-560} - ($(date +%s) - t0) )) bash scripts/sanitize.sh \
+      $(for m in "" "@--model=8b"; do for t in memcheck synccheck initcheck racecheck; do echo "06-decode/decode$m:$t"; done; done)
+    rc=$?
+    tar czf "$out/sanitize06.tgz" build/sanitize
+    exit $rc ;;
   *)
     echo "device_session: unknown mode $mode (check, run, all, probe, sanitize06)" >&2; exit 2 ;;
 esac

@@ -16,10 +16,18 @@ CS=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo /usr/local/cuda/b
 TOOLS=${SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}
 mkdir -p build/sanitize
 rm -f build/sanitize/*.result
-one() {  # experiment binary[:tool,tool]: its tools in turn, one result line per tool
-  local e=${1%%:*} tools=$TOOLS name tool log rc n
+# An argument: binary[@arg,arg][:tool,tool]. The @ arguments go to the binary after --quick
+# (06-decode/decode@--model=8b) and name its records apart (06-decode-model-8b).
+name_of() {
+  local e=${1%%:*} args=""
+  [[ $e == *@* ]] && args=${e#*@} && e=${e%%@*}
+  echo "$(basename "$(dirname "$e")")${args:+$(echo "-$args" | tr -cs 'A-Za-z0-9' '-' | sed 's/-$//')}"
+}
+one() {  # its tools in turn, one result line per tool
+  local e=${1%%:*} tools=$TOOLS args="" name tool log rc n
   [ "$1" != "$e" ] && tools=${1#*:} && tools=${tools//,/ }
-  name=$(basename "$(dirname "$e")")
+  [[ $e == *@* ]] && args=${e#*@} && args=${args//,/ } && e=${e%%@*}
+  name=$(name_of "$1")
   for tool in $tools; do
     log=build/sanitize/$name.$tool.txt
     local t0=$(date +%s)
@@ -31,7 +39,7 @@ one() {  # experiment binary[:tool,tool]: its tools in turn, one result line per
     # report is printed (not the default first 100) so each is attributed to its kernel.
     local csx=""
     [ "$name:$tool" = "02-gemv:initcheck" ] && csx="--print-limit 0"
-    timeout "${SANITIZE_TIMEOUT:-900}" "$CS" --tool "$tool" --error-exitcode 99 $csx ${SANITIZE_ARGS:-} "$e" --quick $extra > "$log" 2>&1
+    timeout "${SANITIZE_TIMEOUT:-900}" "$CS" --tool "$tool" --error-exitcode 99 $csx ${SANITIZE_ARGS:-} "$e" --quick $args $extra > "$log" 2>&1
     rc=$?
     # The errors the tool reports (-1: no summary line, the run did not finish) and how many of
     # them it locates inside the vendor library's own kernels (cuBLAS's nvjet/cublasLt/cutlass):
@@ -44,7 +52,7 @@ for e in "$@"; do one "$e" & done
 wait
 runs=0; bad=0; errors=0; skipped=0; vendor=0; records=""
 # One tally per experiment, however many arguments named it (one per tool runs them side by side).
-for name in $(for e in "$@"; do basename "$(dirname "${e%%:*}")"; done | awk '!seen[$0]++'); do
+for name in $(for e in "$@"; do name_of "$e"; done | awk '!seen[$0]++'); do
   while read -r _ tool rc n secs v; do
     runs=$((runs + 1))
     ours=$n; [ "$n" -ge 0 ] && ours=$((n - v))
