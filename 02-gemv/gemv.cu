@@ -1678,6 +1678,8 @@ int main(int argc, char** argv) {
       }
       std::printf("%s: %zu hand-written configurations, %zu weight copies, chained (PDL) %s\n", shape_name(s.n, s.k).c_str(),
                   total, copies_for(ex, s.n, s.k), can_chain ? "for rungs 4-6 at their best isolated grid" : "not available");
+      std::printf("%s: declared bytes per GEMV: read %.0f, written %.0f\n", shape_name(s.n, s.k).c_str(),
+                  gemv_read_bytes(s.n, s.k), gemv_write_bytes(s.n, s.k));
     }
     return kExitOk;
   }

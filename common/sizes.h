@@ -35,4 +35,8 @@ inline double gbps(double bytes, double ms) { return ms > 0 ? bytes / (ms * 1e-3
 
 // Batch-1 FP16 GEMV y[N] = W[N,K] x[K]: every weight once, x once, y once (2 bytes each).
 // Napkin: 4096x4096 -> 33.55 MB of weights, 16 KB of vectors: weights are 99.95%.
-inline double gemv_bytes(uint64_t n, uint64_t k) { return 2.0 * n * k + 2.0 * k + 2.0 * n; }
+// Read (W and x) and written (y) apart, for the profiler's DRAM read and write counters
+// (scripts/counters.py takes them from `02-gemv/gemv --list`, never from a second formula).
+inline double gemv_read_bytes(uint64_t n, uint64_t k) { return 2.0 * n * k + 2.0 * k; }
+inline double gemv_write_bytes(uint64_t n, uint64_t /*k*/) { return 2.0 * n; }
+inline double gemv_bytes(uint64_t n, uint64_t k) { return gemv_read_bytes(n, k) + gemv_write_bytes(n, k); }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """make counters: the DRAM bytes each 02-gemv kernel actually moves at 4096x4096, counted by
-the profiler, against the bytes the suite declares (gemv_bytes: 2NK + 2K read, 2N written).
+the profiler, against the bytes the suite declares (common/sizes.h: 2NK + 2K read, 2N written, as
+`02-gemv/gemv --list` states them).
 
 A separate run: the timing runs never go under a profiler. Under SUITE_SANITIZE=1 every timing
 plan of the binary shrinks to one replay, so each configuration is launched a few dozen times
@@ -27,6 +28,7 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -45,8 +47,18 @@ TOLERANCE = 0.03
 HELPERS = ("fill_", "const_clock_sample", "stream_check", "stream_read")
 
 
-def declared(n, k):
-    return {"read": 2 * n * k + 2 * k, "write": 2 * n}
+def declared(binary, n, k):
+    """The bytes the suite declares for one GEMV, read apart from written, as the binary itself
+    states them (`--list`, which needs no GPU; common/sizes.h gemv_read_bytes / gemv_write_bytes,
+    the one declaration). Raises RuntimeError when the binary cannot say."""
+    try:
+        r = subprocess.run([binary, "--list", "--shape", f"{n}x{k}"], capture_output=True, text=True, timeout=120)
+    except OSError as e:
+        raise RuntimeError(f"cannot run {binary} --list for the declared bytes: {e} (build it: make 02-gemv/gemv)")
+    m = re.search(r"^%dx%d: declared bytes per GEMV: read (\d+), written (\d+)$" % (n, k), r.stdout, re.M)
+    if r.returncode != 0 or not m:
+        raise RuntimeError(f"{binary} --list --shape {n}x{k} (exit {r.returncode}) did not state the declared bytes")
+    return {"read": int(m.group(1)), "write": int(m.group(2))}
 
 
 def number(s):
@@ -76,8 +88,7 @@ def parse_ncu_csv(text):
     return [launches[k] for k in sorted(launches, key=lambda x: int(x))]
 
 
-def summarise(launches, n, k):
-    dec = declared(n, k)
+def summarise(launches, dec):
     groups = {}
     for l in launches:
         if l["kernel"].startswith(HELPERS):
@@ -120,13 +131,13 @@ def provenance():
             "utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
-def write(rows, n, k, tool, command, out_dir):
+def write(rows, n, k, dec, tool, command, out_dir):
     os.makedirs(out_dir, exist_ok=True)
     ours = [r for r in rows if r["ours"]]
     bad = [r for r in ours if r["within_3pct"] is False]
     doc = {
         "schema": 1, "experiment": "02-gemv-counters", "provenance": provenance(), "tool": tool, "command": command,
-        "shape": f"{n}x{k}", "declared": declared(n, k), "tolerance": TOLERANCE,
+        "shape": f"{n}x{k}", "declared": dec, "tolerance": TOLERANCE,
         "summary": {
             "kernels_ours": len(ours), "kernels_ours_within_3pct": len(ours) - len(bad),
             "kernels_vendor": len(rows) - len(ours),
@@ -168,9 +179,14 @@ def main():
     except ValueError:
         print(f"counters: --shape must be NxK, not '{a.shape}'", file=sys.stderr)
         return 2
+    try:
+        dec = declared(a.binary, n, k)
+    except RuntimeError as e:
+        print(f"counters: {e}", file=sys.stderr)
+        return 1
     if a.parse_ncu:
-        rows = summarise(parse_ncu_csv(open(a.parse_ncu).read()), n, k)
-        return write(rows, n, k, "ncu", f"(parsed from {a.parse_ncu})", a.out or "build/counters")
+        rows = summarise(parse_ncu_csv(open(a.parse_ncu).read()), dec)
+        return write(rows, n, k, dec, "ncu", f"(parsed from {a.parse_ncu})", a.out or "build/counters")
     ncu, rocprof = shutil.which("ncu"), shutil.which("rocprofv3")
     if not ncu and not rocprof:
         print("counters: skipped: neither ncu nor rocprofv3 on PATH")
@@ -197,8 +213,8 @@ def main():
             print(p.stderr[-3000:], file=sys.stderr)
             print(f"counters: ncu exited {p.returncode} (raw output in {raw})", file=sys.stderr)
             return 1
-        rows = summarise(parse_ncu_csv(p.stdout), n, k)
-        return write(rows, n, k, "ncu", command, out_dir)
+        rows = summarise(parse_ncu_csv(p.stdout), dec)
+        return write(rows, n, k, dec, "ncu", command, out_dir)
     # AMD: rocprofv3 counter collection; FETCH_SIZE / WRITE_SIZE are in KB per dispatch.
     cmd = [rocprof, "--pmc", "FETCH_SIZE", "WRITE_SIZE", "--output-format", "csv", "-d", "build/counters", "--",
            a.binary, "--quick", "--shape", a.shape]

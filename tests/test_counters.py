@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Tests of scripts/counters.py's parser on a hand-made ncu --csv output: a kernel that reads
 its declared bytes passes, one that reads 10% too few is flagged (exit 1), helpers are left
-out, vendor kernels are reported but not judged. Prints PASS/FAIL counters:<name> lines."""
+out, vendor kernels are reported but not judged; the declared bytes come from the binary's own
+`--list` (the sm_90 build in the tree, which make test builds first), and a binary that cannot
+state them stops the script. Prints PASS/FAIL counters:<name> lines."""
 import json
 import os
 import subprocess
@@ -13,6 +15,7 @@ from checks import Checks  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SCRIPT = os.path.join(HERE, "..", "scripts", "counters.py")
+BINARY = os.path.join(HERE, "..", "02-gemv", "gemv")
 check = Checks("counters")
 
 
@@ -31,14 +34,15 @@ def rows(lid, kernel, grid, read, write, req, sec):
     return out
 
 
-def run(csv_text, d):
+def run(csv_text, d, binary=BINARY):
     p = os.path.join(d, "ncu.csv")
     with open(p, "w") as f:
         f.write("==PROF== Connected to process\n" + csv_text)
-    r = subprocess.run([sys.executable, SCRIPT, "--parse-ncu", p, "--shape", f"{N}x{K}", "--out", d],
+    r = subprocess.run([sys.executable, SCRIPT, "--binary", binary, "--parse-ncu", p, "--shape", f"{N}x{K}", "--out", d],
                        capture_output=True, text=True)
-    doc = json.load(open(os.path.join(d, "02-gemv-counters.json")))
-    return r.returncode, doc
+    j = os.path.join(d, "02-gemv-counters.json")
+    doc = json.load(open(j)) if os.path.exists(j) and r.returncode in (0, 1) and "declared" in open(j).read() else None
+    return r.returncode, doc, r.stderr
 
 
 with tempfile.TemporaryDirectory() as t:
@@ -48,7 +52,12 @@ with tempfile.TemporaryDirectory() as t:
             + rows(2, "gemv_rows_in_flight_r1(const __half *, const __half *, __half *, int, int)", "(256, 1, 1)",
                    READ - 100, 8192, 262144, 1048576)
             + rows(3, "nvjet_sm90_hsh_64x8_splitK", "(64, 1, 1)", int(READ * 1.2), 10**6, 300000, 1100000))
-    rc, doc = run(good, t)
+    rc, doc, err = run(good, t)
+    check(doc is not None, "binary-states-declared-bytes")
+    if doc is None:
+        print(err[-400:])
+        check.exit()
+    check(doc["declared"] == {"read": READ, "write": 2 * N}, "declared-is-2NK+2K-read-2N-written")
     r = {x["kernel"]: x for x in doc["rows"]}
     check(rc == 0, "declared-bytes-pass")
     check("fill_half_kernel" not in r, "helpers-left-out")
@@ -58,8 +67,11 @@ with tempfile.TemporaryDirectory() as t:
           and doc["summary"]["kernels_ours_within_3pct"] == 1, "vendor-reported-not-judged")
     bad = HEAD + rows(1, "gemv_tensor_core_ks8(const __half *, const __half *, __half *, int, int)", "(256, 1, 1)",
                       int(READ * 0.9), 8192, 524288, 1048576)
-    rc, doc = run(bad, t)
+    rc, doc, _ = run(bad, t)
     check(rc == 1 and doc["rows"][0]["within_3pct"] is False, "too-few-bytes-flagged")
+    os.remove(os.path.join(t, "02-gemv-counters.json"))
+    rc, doc, err = run(good, t, binary=os.path.join(t, "no-such-gemv"))
+    check(rc == 1 and doc is None and "declared bytes" in err, "no-binary-no-figures")
     r = subprocess.run([sys.executable, SCRIPT, "--shape", "4096by4096"], capture_output=True, text=True)
     check(r.returncode == 2 and "NxK" in r.stderr, "bad-shape-exit-2")
 
