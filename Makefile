@@ -111,7 +111,7 @@ test:
 
 # On a GPU: every experiment --quick with validation, then the SASS checks.
 check: $(BINS) $(ASMS)
-	ARCH=$(ARCH) bash scripts/check.sh $(EXPS)
+	ARCH=$(ARCH) GIT_COMMIT=$(GIT_COMMIT) GIT_DIRTY=$(GIT_DIRTY) bash scripts/check.sh $(EXPS)
 
 # Two devices' headline figures side by side: make compare A=results/h200 B=results/<other>
 compare:

@@ -6,6 +6,10 @@ set -u -o pipefail
 cd "$(dirname "$0")/.."
 export SUITE_RESULTS_ROOT=build/results-quick
 mkdir -p build/check
+# What was checked, where and when: the log carries it, not only the name it is saved under.
+gpu=$(nvidia-smi --query-gpu=name,pci.bus_id --format=csv,noheader 2>/dev/null | head -1)
+dirty=""; [ "${GIT_DIRTY:-1}" = 0 ] || dirty=" (dirty tree)"
+echo "# make check of ${GIT_COMMIT:-unknown}$dirty on ${gpu:-no nvidia-smi}, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 pass=0; fail=0; skip=0
 for e in "$@"; do
   name=$(basename "$(dirname "$e")")
