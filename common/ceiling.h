@@ -136,6 +136,7 @@ struct Ceiling {
   std::string source;
 };
 
+
 // The ceiling from results/<gpu>/01-ceiling.json when present (said so), else a
 // measurement made now with 01-ceiling's kernels (a short sweep of the best-known
 // flavours), validated before it is timed.
@@ -148,9 +149,18 @@ inline Ceiling obtain_ceiling(Experiment& ex) {
     ss << in.rdbuf();
     double v = 0;
     if (json_find_number(ss.str(), "ceiling_gbps", &v) && v > 0) {
+      std::string recorded;  // the card 01-ceiling ran on, from its provenance (absent before 2026-12-06)
+      (void)json_find_string(ss.str(), "device_uuid", &recorded);
+      const Json* mine = ex.provenance_json().get("device_uuid");
+      const std::string card = ceiling_card(recorded, mine ? mine->str() : "");
       c.gbps = v;
-      c.source = path;
-      std::fprintf(stderr, "%s: ceiling %.1f GB/s read from %s\n", ex.id().c_str(), v, path.c_str());
+      c.source = card == "same" ? path : path + ", measured on another card of this kind: " + card;
+      std::fprintf(stderr, "%s: ceiling %.1f GB/s read from %s (%s)\n", ex.id().c_str(), v, path.c_str(),
+                   card == "same" ? "measured on this card" : card.c_str());
+      if (card != "same")
+        std::fprintf(stderr, "%s: note: MBU figures divide by that card's ceiling; run 01-ceiling here first (make run "
+                     "does) for this card's own\n", ex.id().c_str());
+      ex.summary().set("ceiling_card", card);
       return c;
     }
   }
@@ -168,5 +178,6 @@ inline Ceiling obtain_ceiling(Experiment& ex) {
     }
   }
   c.source = "measured in this run (no 01-ceiling result present)";
+  ex.summary().set("ceiling_card", "same");
   return c;
 }

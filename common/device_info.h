@@ -91,6 +91,24 @@ inline std::string arch_name(const cudaDeviceProp& p) {
 #endif
 }
 
+// The device's UUID in nvidia-smi's spelling (GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx): which
+// physical card a figure came from, where the name and even the bus id of lent machines repeat.
+inline std::string device_uuid(int device, const cudaDeviceProp& p) {
+#if defined(PORT_HIP)
+  (void)p;
+  hipUUID u{};
+  if (hipDeviceGetUuid(&u, device) != hipSuccess) return "unavailable";
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(u.bytes);
+#else
+  (void)device;
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+#endif
+  char out[48];
+  std::snprintf(out, sizeof out, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+                b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return out;
+}
+
 inline Json provenance(int device, const cudaDeviceProp& p, const std::string& command) {
   char bus[64] = {0};
 #if defined(PORT_HIP)
@@ -110,6 +128,7 @@ inline Json provenance(int device, const cudaDeviceProp& p, const std::string& c
   j.set("device_name", p.name);
   j.set("device_index", device);
   j.set("pci_bus_id", bus);
+  j.set("device_uuid", device_uuid(device, p));
   j.set("arch", arch_name(p));
   j.set("build_arch", SUITE_BUILD_ARCH);
   j.set("sm_count", p.multiProcessorCount);

@@ -115,6 +115,19 @@ class Json {
 
 // Reads one numeric or string field "key": value from a JSON text without a full parser:
 // enough for a later experiment to pick up 01-ceiling's summary.
+inline bool json_find_string(const std::string& text, const std::string& key, std::string* out) {
+  const std::string pat = "\"" + key + "\"";
+  size_t p = text.find(pat);
+  if (p == std::string::npos) return false;
+  p = text.find(':', p + pat.size());
+  if (p == std::string::npos) return false;
+  p = text.find_first_not_of(" \t\r\n", p + 1);
+  if (p == std::string::npos || text[p] != '"') return false;
+  const size_t e = text.find('"', p + 1);
+  if (e == std::string::npos) return false;
+  *out = text.substr(p + 1, e - p - 1);
+  return true;
+}
 inline bool json_find_number(const std::string& text, const std::string& key, double* out) {
   std::string pat = "\"" + key + "\"";
   size_t p = text.find(pat);

@@ -48,3 +48,13 @@ inline std::string gpu_slug(const std::string& full_name) {
   return o.empty() ? "unknown-gpu" : o;
 }
 
+// Whether a figure read from a file was measured on this very card: the UUID its provenance
+// recorded ("" when it recorded none) against this device's ("unavailable" where the runtime
+// could not say). A lent machine of the same name can be another card, and a results/<gpu>/
+// file committed from elsewhere always is. Returns "same", "other card (<uuid>)", "card not
+// recorded" or "this card's id unavailable".
+inline std::string ceiling_card(const std::string& recorded_uuid, const std::string& this_uuid) {
+  if (recorded_uuid.empty() || recorded_uuid == "unavailable") return "card not recorded";
+  if (this_uuid.empty() || this_uuid == "unavailable") return "this card's id unavailable";
+  return recorded_uuid == this_uuid ? "same" : "other card (" + recorded_uuid + ")";
+}

@@ -59,6 +59,20 @@ TEST(json_find_number_reads_summary) {
   EXPECT(!json_find_number("{\"a\": 1}", "ceiling_gbps", &v));
   EXPECT(!json_find_number("{\"ceiling_gbps\": \"no\"}", "ceiling_gbps", &v));
 }
+TEST(json_find_string_reads_provenance) {
+  std::string v;
+  EXPECT(json_find_string("{\"provenance\": {\"device_uuid\" :  \"GPU-ab\", \"x\": 1}}", "device_uuid", &v) && v == "GPU-ab");
+  EXPECT(!json_find_string("{\"device_uuid\": 7}", "device_uuid", &v));
+  EXPECT(!json_find_string("{\"a\": \"b\"}", "device_uuid", &v));
+  EXPECT(!json_find_string("{\"device_uuid\"", "device_uuid", &v));
+}
+TEST(ceiling_card_names_whose_ceiling) {
+  EXPECT(ceiling_card("GPU-1", "GPU-1") == "same");
+  EXPECT(ceiling_card("GPU-1", "GPU-2") == "other card (GPU-1)");
+  EXPECT(ceiling_card("", "GPU-2") == "card not recorded");
+  EXPECT(ceiling_card("unavailable", "unavailable") == "card not recorded");
+  EXPECT(ceiling_card("GPU-1", "unavailable") == "this card's id unavailable");
+}
 TEST(table_fixed_columns) {
   Table t("t");
   Row a, b;
