@@ -136,7 +136,6 @@ struct Ceiling {
   std::string source;
 };
 
-
 // The ceiling from results/<gpu>/01-ceiling.json when present (said so), else a
 // measurement made now with 01-ceiling's kernels (a short sweep of the best-known
 // flavours), validated before it is timed.
