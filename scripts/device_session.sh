@@ -8,6 +8,10 @@
 #   bash scripts/device_session.sh probe OUT   build; 01's launch-size family, 02 at 4096x4096 (with the
 #                                              read-only bound), 06 in full; 01's SASS and its rules: the
 #                                              new measurements of a change, before the full run
+#   bash scripts/device_session.sh headline OUT    short of a make run: build 01, 02 and 06; 01 in full (this
+#                                              card's ceiling, in results/<gpu>/), 06 in full and 02 at
+#                                              4096x4096, their output as 0N-*-<commit>.json/.txt in OUT
+#                                              (beside the make run's files, never over them)
 #   bash scripts/device_session.sh sanitize06 OUT   06-decode under compute-sanitizer's four tools, both
 #                                              models (2 layers each under a sanitizer), side by side by
 #                                              scripts/sanitize.sh within LIMIT seconds; build/sanitize
@@ -66,6 +70,22 @@ case $mode in
       tar czf "$out/check.tgz" build/check build/faults_gpu.json 01-ceiling/ceiling.s 02-gemv/gemv.s 03-dlops/dlops.s 04-reduce/reduce.s 05-sync/sync.s 06-decode/decode.s 2>/dev/null
     fi
     exit $rc_run ;;
+  headline)
+    t0=$(date +%s)
+    make -j16 01-ceiling/ceiling 02-gemv/gemv 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    echo "built in $(( $(date +%s) - t0 ))s"
+    c=${GIT_COMMIT:-unknown}; d=$(01-ceiling/ceiling --print-results-dir) || exit 1
+    mkdir -p "$d"; rc=0
+    01-ceiling/ceiling --json "$d/01-ceiling.json" > "$out/01-ceiling-$c.txt" 2>&1 || rc=1
+    cp "$d/01-ceiling.json" "$out/01-ceiling-$c.json" 2>/dev/null
+    echo "01 rc=$rc after $(( $(date +%s) - t0 ))s"; grep -E "ceiling_gbps" "$d/01-ceiling.json" | head -2
+    06-decode/decode --json "$out/06-decode-$c.json" > "$out/06-decode-$c.txt" 2>&1 || rc=1
+    echo "06 after $(( $(date +%s) - t0 ))s"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: v for k, v in d['summary'].items() if any(w in k for w in ('persistent_us', 'fraction', 'prediction', 'floor_us', 'engine', 'mode', 'ceiling'))})" "$out/06-decode-$c.json"
+    02-gemv/gemv --shape 4096x4096 --json "$out/02-gemv-4096-$c.json" > "$out/02-gemv-4096-$c.txt" 2>&1 || rc=1
+    echo "02 after $(( $(date +%s) - t0 ))s"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: v for k, v in d['summary'].items() if '4096' in k and 'us' not in k[:3]})" "$out/02-gemv-4096-$c.json"
+    exit $rc ;;
   sanitize06)
     t0=$(date +%s)
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -77,5 +97,5 @@ case $mode in
     tar czf "$out/sanitize06.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, sanitize06)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06)" >&2; exit 2 ;;
 esac
