@@ -114,14 +114,19 @@ class Json {
 };
 
 // Reads one numeric or string field "key": value from a JSON text without a full parser:
-// enough for a later experiment to pick up 01-ceiling's summary.
-inline bool json_find_string(const std::string& text, const std::string& key, std::string* out) {
+// enough for a later experiment to pick up 01-ceiling's summary and provenance.
+// Where the value of the first "key" starts (just past its colon), or npos.
+inline size_t json_value_at(const std::string& text, const std::string& key) {
   const std::string pat = "\"" + key + "\"";
-  size_t p = text.find(pat);
+  const size_t p = text.find(pat);
+  if (p == std::string::npos) return std::string::npos;
+  const size_t colon = text.find(':', p + pat.size());
+  return colon == std::string::npos ? std::string::npos : colon + 1;
+}
+inline bool json_find_string(const std::string& text, const std::string& key, std::string* out) {
+  size_t p = json_value_at(text, key);
   if (p == std::string::npos) return false;
-  p = text.find(':', p + pat.size());
-  if (p == std::string::npos) return false;
-  p = text.find_first_not_of(" \t\r\n", p + 1);
+  p = text.find_first_not_of(" \t\r\n", p);
   if (p == std::string::npos || text[p] != '"') return false;
   const size_t e = text.find('"', p + 1);
   if (e == std::string::npos) return false;
@@ -129,12 +134,9 @@ inline bool json_find_string(const std::string& text, const std::string& key, st
   return true;
 }
 inline bool json_find_number(const std::string& text, const std::string& key, double* out) {
-  std::string pat = "\"" + key + "\"";
-  size_t p = text.find(pat);
+  const size_t p = json_value_at(text, key);
   if (p == std::string::npos) return false;
-  p = text.find(':', p + pat.size());
-  if (p == std::string::npos) return false;
-  const char* s = text.c_str() + p + 1;
+  const char* s = text.c_str() + p;
   char* e = nullptr;
   double v = std::strtod(s, &e);
   if (e == s) return false;

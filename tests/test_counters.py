@@ -41,7 +41,7 @@ def run(csv_text, d, binary=BINARY):
     r = subprocess.run([sys.executable, SCRIPT, "--binary", binary, "--parse-ncu", p, "--shape", f"{N}x{K}", "--out", d],
                        capture_output=True, text=True)
     j = os.path.join(d, "02-gemv-counters.json")
-    doc = json.load(open(j)) if os.path.exists(j) and r.returncode in (0, 1) and "declared" in open(j).read() else None
+    doc = json.load(open(j)) if os.path.exists(j) else None
     return r.returncode, doc, r.stderr
 
 
