@@ -117,6 +117,9 @@ struct DecodeArgs {
   // Attention layers run by earlier persistent launches (each adds chunks to every KV head's
   // att_count): the group-O mode's blocks wait for att_count to reach (att0 + l + 1) chunks.
   unsigned long long att0;
+  // QKV layers counted by earlier head-count launches (kRingHeadCount: each adds (kG + 2) hd rows
+  // to every KV head's qkv count, att_count + kv_heads): its items wait for (qkv0 + l + 1) of them.
+  unsigned long long qkv0;
 };
 
 // Where a block's stamps sit in the timeline: [0] its SM, [1] kernel start, [2k] arrival at
@@ -1088,7 +1091,7 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8 };  // bits of DecodeArgs.ring_mode
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8, kRingHeadCount = 16 };  // bits of DecodeArgs.ring_mode
 constexpr int kRingModes = 8;  // the bits below kRingGroupO, swept in every combination (group_o: its own kernel)
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
@@ -1402,6 +1405,59 @@ __device__ __forceinline__ bool group_o_inputs(const DecodeArgs& a, int l, bool 
   return true;
 }
 
+// The head-count mode (kRingHeadCount, group_o's kernel with the barrier before attention made a
+// count per KV head; kernels decode_ring_hc_*): an attention item reads only its KV head's rows of
+// the QKV output (kG query heads, its K and V row, the last two appended to the cache), so it
+// waits for those rows alone, counted as they are written, not for the whole grid's QKV stage.
+// Each block arrives at the barrier as before (counted, nobody waits there) and adds its rows of
+// each KV head to that head's count (release; a block's rows touch one to three heads); an item
+// spins (thread 0, bounded like a grid barrier) until its head's count holds every layer's
+// (kG + 2) hd rows up to this one. What still needs the whole grid: the residual. Every block
+// reads it in the norm before QKV (and layer 0's blocks write it from the embedding), and O's
+// blocks add to it; so before it passes the point after attention a block waits for every
+// arrival at the barrier before attention (hc_grid_wait), by then long complete, and no block
+// adds to the residual before every block has read it.
+__device__ __forceinline__ int span_overlap(int r0, int r1, int lo, int hi) { return max(0, min(r1, hi) - max(r0, lo)); }
+// Every thread: the block's arrival at barrier k, its QKV rows (r: pairs [p0, p0 + np)) counted
+// per KV head first. Thread 0 stamps arrival and departure together, as barrier_pass does.
+__device__ __forceinline__ void hc_arrive(const DecodeArgs& a, int k, const RingStage& r) {
+  __syncthreads();  // every thread's QKV epilogue (q, the appended K/V rows) is written
+  if (threadIdx.x == 0) {
+    tl_stamp(a, 2 * k);
+    if (r.W != nullptr && r.np > 0) {
+      const int r0 = 2 * r.p0, r1 = 2 * (r.p0 + r.np), hd = a.hd, heads = a.kv_dim / hd;
+      for (int g = 0; g < heads; ++g) {
+        const int n = span_overlap(r0, r1, g * kG * hd, (g + 1) * kG * hd) +
+                      span_overlap(r0, r1, a.q_dim + g * hd, a.q_dim + (g + 1) * hd) +
+                      span_overlap(r0, r1, a.q_dim + a.kv_dim + g * hd, a.q_dim + a.kv_dim + (g + 1) * hd);
+        if (n > 0) scope_release_add_u64(a.att_count + heads + g, static_cast<unsigned long long>(n));
+      }
+    }
+    scope_release_increment_u64(a.bar);
+    tl_stamp(a, 2 * k + 1);
+  }
+}
+// Every thread: wait until KV head g's rows of layer l are all counted (none to wait for when QKV
+// is masked off: nobody counts then). False: a wait timed out somewhere.
+__device__ __forceinline__ bool hc_head_ready(const DecodeArgs& a, int l, int g, int* s_stop) {
+  if (!(a.stages & kStQkv)) return true;
+  if (threadIdx.x == 0) {
+    const int heads = a.kv_dim / a.hd;
+    *s_stop = !barrier_wait(a.att_count + heads + g, a.abort_flag, a.err, a.timeout_ticks,
+                            (a.qkv0 + l + 1) * static_cast<unsigned long long>((kG + 2) * a.hd), l, 0);
+  }
+  __syncthreads();
+  return *s_stop == 0;
+}
+// Every thread: wait until every block has arrived at barrier k (hc_arrive's).
+__device__ __forceinline__ bool hc_grid_wait(const DecodeArgs& a, int k, int l, int* s_stop) {
+  __syncthreads();
+  if (threadIdx.x == 0)
+    *s_stop = !barrier_wait(a.bar, a.abort_flag, a.err, a.timeout_ticks, (a.gen0 + k) * gridDim.x, l, 0);
+  __syncthreads();
+  return *s_stop == 0;
+}
+
 // The group-O mode's O stage: warp w streams its C / 16 inputs' rows of the block's output tile
 // (CPL columns a lane, as ring_down_fused), the warps' sums meet in shared memory (red:
 // kRingWarps x tile floats), and the block adds its tile to the residual: one reduction at L2 per
@@ -1470,8 +1526,10 @@ __host__ __device__ constexpr int go_cpl(int hd) { return hd / 16; }
 __host__ __device__ constexpr bool go_one_width(int hd) { return hd == 128; }
 
 // GO: the group-O mode's kernel (kRingGroupO; group_o_inputs), everything else as in the base one.
-template <int HD, bool GO>
+// HC (GO too): the head-count mode's (kRingHeadCount; hc_arrive, hc_head_ready, hc_grid_wait).
+template <int HD, bool GO, bool HC = false>
 __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
+  static_assert(GO || !HC, "the head-count mode is group_o's kernel with one barrier changed");
 #if !defined(PORT_HIP) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   extern __shared__ float4 dyn4[];
   __half* ring = reinterpret_cast<__half*>(dyn4);
@@ -1530,14 +1588,23 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     // epilogue: the release then waited on the K/V loads instead).
     KvRegs<HD> pre = kv_none<HD>();
     const bool preload = (a.stages & kStAttn) && (a.ring_mode & kRingPreloadKv) && b < items;
-    if (!grid_barrier_then(a, ++k, l, 0, &s_stop, [&] {
-          if (preload) kv_issue<HD>(a, l, b, pre, true);
-        })) {
+    if constexpr (HC) {
+      hc_arrive(a, ++k, r);
+      if (preload) kv_issue<HD>(a, l, b, pre, true);
+    } else if (!grid_barrier_then(a, ++k, l, 0, &s_stop, [&] {
+                 if (preload) kv_issue<HD>(a, l, b, pre, true);
+               })) {
       q.drain();
       return;
     }
     if (a.stages & kStAttn)
       for (int item = b; item < items; item += nb) {
+        if constexpr (HC) {
+          if (!hc_head_ready(a, l, item / a.chunks, &s_stop)) {
+            q.drain();
+            return;
+          }
+        }
         attention_item<HD>(a, l, item, sm, pre, item == b ? tl_attn(a.layers, l) : -1);
         pre = kv_none<HD>();  // a block's later items (more items than blocks) load as usual
         if constexpr (GO) {
@@ -1554,6 +1621,12 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
         }
       }
     if constexpr (GO) {
+      if constexpr (HC) {  // the whole grid's QKV stage (its reads of the residual) before O adds to it
+        if (!hc_grid_wait(a, k, l, &s_stop)) {
+          q.drain();
+          return;
+        }
+      }
       barrier_pass(a, ++k);  // counted, so the later barriers' generations hold; nobody waits here
       r = ring_stage<GO>(a, st + 2);
       if (r.W) {
@@ -1640,6 +1713,8 @@ extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd64(D
 extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hd128(DecodeArgs a) { ring_body<128, false>(a); }
 extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_go_hd64(DecodeArgs a) { ring_body<64, true>(a); }
 extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_go_hd128(DecodeArgs a) { ring_body<128, true>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hc_hd64(DecodeArgs a) { ring_body<64, true, true>(a); }
+extern "C" __global__ void __launch_bounds__(kRingThreads, 1) decode_ring_hc_hd128(DecodeArgs a) { ring_body<128, true, true>(a); }
 
 // Initialisation kernels (outside every timing): norm gains near 1, NaN into one cache slot, the
 // fused MLP's tiled copy of a down projection (the same bits, reordered: down_tile_index).
@@ -1698,7 +1773,8 @@ constexpr double kTolerance = 1e-2;     // relative L2 of logits (and of the che
 const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
-         ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingGroupO) ? "+group_o" : "");
+         ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingGroupO) ? "+group_o" : "") +
+         ((mode & kRingHeadCount) ? "+head_count" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -1823,10 +1899,10 @@ class Model {
     token_out = device_alloc<int>(1);
     best_out = device_alloc<float>(1);
     block_best = device_alloc<int2>(std::max(blocks, 1024));
-    counters = device_alloc<unsigned long long>(2 + s.kv_heads);
+    counters = device_alloc<unsigned long long>(2 + 2 * s.kv_heads);  // bar, arg_count, att_count and the QKV counts per KV head
     err = device_alloc<SpinError>(1);
     abort_flag = device_alloc<unsigned>(1);
-    CHECK_CUDA(cudaMemset(counters, 0, (2 + s.kv_heads) * sizeof(unsigned long long)));
+    CHECK_CUDA(cudaMemset(counters, 0, (2 + 2 * s.kv_heads) * sizeof(unsigned long long)));
     CHECK_CUDA(cudaMemset(err, 0, sizeof(SpinError)));
     CHECK_CUDA(cudaMemset(abort_flag, 0, sizeof(unsigned)));
     // Weights ~U(-1,1)/sqrt(fan_in) so every activation stays O(1); gains 1 +- 0.1.
@@ -1942,6 +2018,7 @@ class Model {
   unsigned* abort_flag;
   mutable unsigned long long barrier_gen = 0;  // grid barriers completed by earlier launches (the counter never resets)
   mutable unsigned long long att_layers = 0;   // attention layers run by earlier persistent launches (att_count's base)
+  mutable unsigned long long qkv_layers = 0;   // QKV layers counted by earlier head-count launches (the QKV counts' base)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -2167,6 +2244,8 @@ class Persistent {
                        : reinterpret_cast<const void*>(decode_persistent_hd128));
     fn_go_ = ring ? (hd64 ? reinterpret_cast<const void*>(decode_ring_go_hd64) : reinterpret_cast<const void*>(decode_ring_go_hd128))
                   : nullptr;
+    fn_hc_ = ring ? (hd64 ? reinterpret_cast<const void*>(decode_ring_hc_hd64) : reinterpret_cast<const void*>(decode_ring_hc_hd128))
+                  : nullptr;
     threads_ = ring ? kRingThreads : kPersistentThreads;
     const int maxk = std::max({m.shape.hidden, m.q_dim, m.shape.mlp});
     smem_ = std::max<size_t>(static_cast<size_t>(maxk) * sizeof(float), attn_smem_floats(m.shape.hd, threads_) * sizeof(float));
@@ -2207,10 +2286,11 @@ class Persistent {
                static_cast<size_t>(C + kRingWarps * tile) <= smem_ / sizeof(float);
       int optin = 0;
       CHECK_CUDA(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-      cudaFuncAttributes fa{}, fa_go{};
+      cudaFuncAttributes fa{}, fa_go{}, fa_hc{};
       CHECK_CUDA(cudaFuncGetAttributes(&fa, fn_));
       CHECK_CUDA(cudaFuncGetAttributes(&fa_go, fn_go_));
-      fa.sharedSizeBytes = std::max(fa.sharedSizeBytes, fa_go.sharedSizeBytes);  // one slot count for both kernels
+      CHECK_CUDA(cudaFuncGetAttributes(&fa_hc, fn_hc_));
+      fa.sharedSizeBytes = std::max({fa.sharedSizeBytes, fa_go.sharedSizeBytes, fa_hc.sharedSizeBytes});  // one slot count for the three kernels
       const long long per_slot = static_cast<long long>(kRingWarps) * kRingPieceBytes;  // one slot in every warp
       const long long room = static_cast<long long>(optin) - static_cast<long long>(fa.sharedSizeBytes) - static_cast<long long>(smem_);
       slots_ = static_cast<int>(std::min<long long>(kRingMaxSlots, std::max<long long>(0, room / per_slot)));
@@ -2228,10 +2308,11 @@ class Persistent {
     }
     CHECK_CUDA(cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_, fn_, threads_, smem_));
-    if (fn_go_ != nullptr) {  // the group-O kernel must fit as the base one does, or its mode is not offered
+    for (const void* fn : {fn_go_, fn_hc_}) {  // the group-O kernels must fit as the base one does, or their modes are not offered
+      if (fn == nullptr) continue;
       int per_sm_go = 0;
-      CHECK_CUDA(cudaFuncSetAttribute(fn_go_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
-      CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_go, fn_go_, threads_, smem_));
+      CHECK_CUDA(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
+      CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_go, fn, threads_, smem_));
       if (per_sm_go < 1) go_ok_ = false;
     }
     if (per_sm_ < 1)
@@ -2250,9 +2331,13 @@ class Persistent {
     m_.barrier_gen += static_cast<unsigned long long>(kBarriersPerLayer) * m_.shape.layers;
     a.att0 = m_.att_layers;  // every persistent kernel with attention on counts chunks items per KV head per layer
     if (stages & kStAttn) m_.att_layers += static_cast<unsigned long long>(m_.shape.layers);
+    a.qkv0 = m_.qkv_layers;  // only the head-count kernel counts QKV rows, when its QKV stage runs
+    if ((mode_ & kRingHeadCount) && (stages & kStQkv)) m_.qkv_layers += static_cast<unsigned long long>(m_.shape.layers);
     if ((mode_ & kRingGroupO) && !(ring_ && go_ok_)) FAIL("the group-O mode is not available for this engine and shape");
+    if ((mode_ & kRingHeadCount) && !(mode_ & kRingGroupO)) FAIL("the head-count mode is a group-O mode");
     void* args[] = {&a};
-    CHECK_CUDA(cudaLaunchCooperativeKernel((mode_ & kRingGroupO) ? fn_go_ : fn_, dim3(blocks_), dim3(threads_), args, smem_, s));
+    const void* fn = (mode_ & kRingHeadCount) ? fn_hc_ : (mode_ & kRingGroupO) ? fn_go_ : fn_;
+    CHECK_CUDA(cudaLaunchCooperativeKernel(fn, dim3(blocks_), dim3(threads_), args, smem_, s));
   }
   void set_timeline(unsigned long long* tl) { base_.tl = tl; }
   int blocks() const { return blocks_; }
@@ -2269,6 +2354,7 @@ class Persistent {
   bool ring_;
   const void* fn_ = nullptr;
   const void* fn_go_ = nullptr;  // the ring engine's group-O kernel (kRingGroupO)
+  const void* fn_hc_ = nullptr;  // the ring engine's head-count kernel (kRingGroupO | kRingHeadCount)
   size_t smem_ = 0;
   int per_sm_ = 0, blocks_ = 0, threads_ = 0, slots_ = 0, mode_ = 0;
   bool fused_ok_ = false, go_ok_ = false;
@@ -2360,6 +2446,7 @@ struct Timeline {
   int blocks = 0, stride = 0, nbar = 0, layers = 0;
   bool fused_mlp = false;  // the ring's fused MLP: nothing waits at the barrier after gate/up
   bool group_o = false;    // the ring's group-O mode: nothing waits at the barrier after attention
+  bool head_count = false; // the head-count mode: nothing waits at the barrier before attention (items wait per KV head)
   double us_per_tick = 0;
   std::vector<unsigned long long> t;
   double at(int b, int i) const { return static_cast<double>(t[static_cast<size_t>(b) * stride + i]); }
@@ -2381,6 +2468,7 @@ Timeline record_timeline(const Model& m, Persistent& ring, cudaStream_t st, doub
   tl.nbar = kBarriersPerLayer * m.shape.layers;
   tl.fused_mlp = (ring.ring_mode() & kRingFusedMlp) != 0;
   tl.group_o = (ring.ring_mode() & kRingGroupO) != 0;
+  tl.head_count = (ring.ring_mode() & kRingHeadCount) != 0;
   tl.stride = tl_stride(m.shape.layers);
   tl.us_per_tick = 1e6 / clock_hz;
   tl.t.assign(static_cast<size_t>(tl.blocks) * tl.stride, 0);
@@ -2545,7 +2633,8 @@ void report_timeline(Experiment& ex, const Model& m, const Timeline& tl, const s
       str[kind] += med([&](int b) { return tl.at(b, g + 1) - tl.at(b, g); }) * tl.us_per_tick;
       epi[kind] += med([&](int b) { return tl.end(b, k) - tl.at(b, g + 1); }) * tl.us_per_tick;
     }
-    if ((tl.fused_mlp && kind == 3) || (tl.group_o && kind == 1)) {  // no wait there: arrival and departure stamped together
+    // no wait there: arrival and departure stamped together
+    if ((tl.fused_mlp && kind == 3) || (tl.group_o && kind == 1) || (tl.head_count && kind == 0)) {
       bar[kind] += (d - a_med) * tl.us_per_tick;
     } else {
       skew[kind] += (a_max - a_med) * tl.us_per_tick;
@@ -2718,8 +2807,10 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     std::vector<int> modes;
     for (int mode = 0; mode < kRingModes; ++mode) modes.push_back(mode);
     // group_o beside the two deals with the K/V preload and the fused MLP (the kept modes of every run since a5c52b2)
-    for (int mode : {kRingPreloadKv | kRingFusedMlp, kRingBalanced | kRingPreloadKv | kRingFusedMlp})
-      if (ring->go_ok()) modes.push_back(mode | kRingGroupO);
+    // (and each with the barrier before attention made a count per KV head: head_count)
+    for (int hc : {0, static_cast<int>(kRingHeadCount)})
+      for (int mode : {kRingPreloadKv | kRingFusedMlp, kRingBalanced | kRingPreloadKv | kRingFusedMlp})
+        if (ring->go_ok()) modes.push_back(mode | kRingGroupO | hc);
     for (int mode : modes) {
       if ((mode & kRingFusedMlp) && !ring->fused_ok()) continue;
       ring->set_ring_mode(mode);
@@ -2734,16 +2825,19 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     ring->set_ring_mode(ring_sweep[best].first);
     // One step's timeline of the kept mode, and of pairs+kv_preload (the plain deal) beside it
     // when another mode won: what the kept mode changed, stage by stage.
-    // (and of the best group_o mode, when one ran and another mode won)
     const int kept = ring->ring_mode();
     std::vector<int> tl_modes;
     if (kept != kRingPreloadKv) tl_modes.push_back(kRingPreloadKv);
     tl_modes.push_back(kept);
-    int best_go = -1;
-    for (const auto& p : ring_sweep)
-      if ((p.first & kRingGroupO) && (best_go < 0 || p.second.median < ring_sweep[best_go].second.median))
-        best_go = static_cast<int>(&p - ring_sweep.data());
-    if (best_go >= 0 && ring_sweep[best_go].first != kept) tl_modes.push_back(ring_sweep[best_go].first);
+    // (and of the best head_count mode and the best group_o mode without it, each when it ran and lost)
+    for (int hc : {0, static_cast<int>(kRingHeadCount)}) {
+      int best_go = -1;
+      for (const auto& p : ring_sweep)
+        if ((p.first & kRingGroupO) && (p.first & kRingHeadCount) == hc &&
+            (best_go < 0 || p.second.median < ring_sweep[best_go].second.median))
+          best_go = static_cast<int>(&p - ring_sweep.data());
+      if (best_go >= 0 && ring_sweep[best_go].first != kept) tl_modes.push_back(ring_sweep[best_go].first);
+    }
     for (int mode : tl_modes) {
       ring->set_ring_mode(mode);
       report_timeline(ex, m, record_timeline(m, *ring, st, o.clock_hz), ring_mode_name(mode), sb, o.ceiling_gbps);
@@ -2763,8 +2857,9 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     }
     ring->set_ring_mode(kept);
     validate(ex, m, ref, "persistent_ring " + ring_mode_name(ring->ring_mode()) + " (kept)", [&] { ring->launch(st, kStAll, 0); });
-    // the barriers after gate/up (fused_mlp) and after attention (group_o) are counted passes: say how many wait
-    const int passes = ((kept & kRingFusedMlp) ? 1 : 0) + ((kept & kRingGroupO) ? 1 : 0);
+    // the barriers after gate/up (fused_mlp), after attention (group_o) and before it (head_count) are
+    // counted passes: say how many wait
+    const int passes = ((kept & kRingFusedMlp) ? 1 : 0) + ((kept & kRingGroupO) ? 1 : 0) + ((kept & kRingHeadCount) ? 1 : 0);
     if (passes > 0)
       for (auto& e : engines)
         if (e.name == "persistent_ring")
