@@ -29,11 +29,19 @@ ifeq ($(ARCH),)
 endif
 
 # Provenance baked into every binary: commit and whether the tree had local changes.
-# Outside a git checkout (a copied working tree) .git-commit / .git-dirty, if present, say it.
-# A copy whose .git is older than its files (the lent GPU machine's) must be told on the command
-# line: make GIT_COMMIT=$$(cat .git-commit) GIT_DIRTY=$$(cat .git-dirty) (scripts/device_session.sh does).
-GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || cat .git-commit 2>/dev/null || echo unknown)
-GIT_DIRTY := $(shell if git rev-parse HEAD >/dev/null 2>&1; then test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 0 || echo 1; else cat .git-dirty 2>/dev/null || echo 1; fi)
+# Outside a git checkout (a copied working tree) .git-commit / .git-dirty, if present, say it. So
+# do they in a copy whose .git is older than its files (the lent GPU machine's: its .git is the
+# session's first commit), found by .git-commit naming a commit that .git does not hold. (Until
+# 1e41cd9 such a copy had to be told on make's command line, and a build started outside
+# scripts/device_session.sh was stamped with the old commit, dirty.)
+GIT_COPY := $(shell c=$$(cat .git-commit 2>/dev/null); test -n "$$c" && ! git cat-file -e "$$c^{commit}" 2>/dev/null && echo 1)
+ifeq ($(GIT_COPY),1)
+  GIT_COMMIT := $(shell cat .git-commit)
+  GIT_DIRTY := $(shell cat .git-dirty 2>/dev/null || echo 1)
+else
+  GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || cat .git-commit 2>/dev/null || echo unknown)
+  GIT_DIRTY := $(shell if git rev-parse HEAD >/dev/null 2>&1; then test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 0 || echo 1; else cat .git-dirty 2>/dev/null || echo 1; fi)
+endif
 DEFS := -DSUITE_GIT_COMMIT='"$(GIT_COMMIT)"' -DSUITE_GIT_DIRTY=$(GIT_DIRTY) -DSUITE_BUILD_ARCH='"$(ARCH)"'
 
 # Every header an experiment may include: common/ and the experiments' own (04-reduce includes
