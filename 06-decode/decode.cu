@@ -1091,7 +1091,7 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8, kRingHeadCount = 16, kRingHcFenceFirst = 32 };  // bits of DecodeArgs.ring_mode
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8, kRingHeadCount = 16 };  // bits of DecodeArgs.ring_mode
 constexpr int kRingModes = 8;  // the bits below kRingGroupO, swept in every combination (group_o: its own kernel)
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
@@ -1419,29 +1419,29 @@ __device__ __forceinline__ bool group_o_inputs(const DecodeArgs& a, int l, bool 
 // adds to the residual before every block has read it.
 __device__ __forceinline__ int span_overlap(int r0, int r1, int lo, int hi) { return max(0, min(r1, hi) - max(r0, lo)); }
 // Every thread: the block's arrival at barrier k, its QKV rows (r: pairs [p0, p0 + np)) counted
-// per KV head first, all behind one release fence (thread 0, stamped before and after it: nobody
-// waits here, so the departure stamp says what the fence and the reductions cost). The first
-// form (28c313b) gave each count its own release reduction, so up to four MEMBAR.ALL.GPU in a
-// row. kRingHcFenceFirst: the other warps wait for the fence (a block barrier) before they put
-// the item's K/V loads in flight, to see whether those loads hold the fence up.
+// per KV head first. Thread 0 stamps arrival and departure together, as barrier_pass does, so the
+// timeline's "barrier" at this point is what the release reductions cost: on an H100 3.6 us a
+// layer on the 1B, as much as group_o's whole barrier there. Tried in 1e41cd9 and dropped (H100,
+// results/h100-80gb-hbm3/06-decode-f9df1dc-head-count-fence.txt): one fence.acq_rel.gpu before
+// relaxed counts (slower: 1B 1106.8 against 1072.5 us for group_o), and that fence with the
+// other warps held (a block barrier) until it is done, so no K/V load is in flight during it
+// (1094.8: the fence 3.3 us a layer against 4.2, still no gain).
 __device__ __forceinline__ void hc_arrive(const DecodeArgs& a, int k, const RingStage& r) {
   __syncthreads();  // every thread's QKV epilogue (q, the appended K/V rows) is written
   if (threadIdx.x == 0) {
     tl_stamp(a, 2 * k);
-    scope_fence_acq_rel();  // the block's writes before every count below (cumulative through the block barrier)
     if (r.W != nullptr && r.np > 0) {
       const int r0 = 2 * r.p0, r1 = 2 * (r.p0 + r.np), hd = a.hd, heads = a.kv_dim / hd;
       for (int g = 0; g < heads; ++g) {
         const int n = span_overlap(r0, r1, g * kG * hd, (g + 1) * kG * hd) +
                       span_overlap(r0, r1, a.q_dim + g * hd, a.q_dim + (g + 1) * hd) +
                       span_overlap(r0, r1, a.q_dim + a.kv_dim + g * hd, a.q_dim + a.kv_dim + (g + 1) * hd);
-        if (n > 0) atomicAdd(a.att_count + heads + g, static_cast<unsigned long long>(n));  // relaxed RED
+        if (n > 0) scope_release_add_u64(a.att_count + heads + g, static_cast<unsigned long long>(n));
       }
     }
-    atomicAdd(a.bar, 1ull);
+    scope_release_increment_u64(a.bar);
     tl_stamp(a, 2 * k + 1);
   }
-  if (a.ring_mode & kRingHcFenceFirst) __syncthreads();
 }
 // Every thread: wait until KV head g's rows of layer l are all counted (none to wait for when QKV
 // is masked off: nobody counts then). False: a wait timed out somewhere.
@@ -1780,7 +1780,7 @@ const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
          ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingGroupO) ? "+group_o" : "") +
-         ((mode & kRingHeadCount) ? "+head_count" : "") + ((mode & kRingHcFenceFirst) ? "+fence_first" : "");
+         ((mode & kRingHeadCount) ? "+head_count" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -2341,7 +2341,6 @@ class Persistent {
     if ((mode_ & kRingHeadCount) && (stages & kStQkv)) m_.qkv_layers += static_cast<unsigned long long>(m_.shape.layers);
     if ((mode_ & kRingGroupO) && !(ring_ && go_ok_)) FAIL("the group-O mode is not available for this engine and shape");
     if ((mode_ & kRingHeadCount) && !(mode_ & kRingGroupO)) FAIL("the head-count mode is a group-O mode");
-    if ((mode_ & kRingHcFenceFirst) && !(mode_ & kRingHeadCount)) FAIL("fence_first is a head-count mode");
     void* args[] = {&a};
     const void* fn = (mode_ & kRingHeadCount) ? fn_hc_ : (mode_ & kRingGroupO) ? fn_go_ : fn_;
     CHECK_CUDA(cudaLaunchCooperativeKernel(fn, dim3(blocks_), dim3(threads_), args, smem_, s));
@@ -2818,8 +2817,6 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (int hc : {0, static_cast<int>(kRingHeadCount)})
       for (int mode : {kRingPreloadKv | kRingFusedMlp, kRingBalanced | kRingPreloadKv | kRingFusedMlp})
         if (ring->go_ok()) modes.push_back(mode | kRingGroupO | hc);
-    // (and whether the item's K/V loads hold up head_count's fence: they wait for it)
-    if (ring->go_ok()) modes.push_back(kRingPreloadKv | kRingFusedMlp | kRingGroupO | kRingHeadCount | kRingHcFenceFirst);
     for (int mode : modes) {
       if ((mode & kRingFusedMlp) && !ring->fused_ok()) continue;
       ring->set_ring_mode(mode);
@@ -2838,11 +2835,11 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     std::vector<int> tl_modes;
     if (kept != kRingPreloadKv) tl_modes.push_back(kRingPreloadKv);
     tl_modes.push_back(kept);
-    // (and of the best group_o mode without head_count, with it, and with fence_first, each when it ran and lost)
-    for (int hc : {0, static_cast<int>(kRingHeadCount), kRingHeadCount | kRingHcFenceFirst}) {
+    // (and of the best head_count mode and the best group_o mode without it, each when it ran and lost)
+    for (int hc : {0, static_cast<int>(kRingHeadCount)}) {
       int best_go = -1;
       for (const auto& p : ring_sweep)
-        if ((p.first & kRingGroupO) && (p.first & (kRingHeadCount | kRingHcFenceFirst)) == hc &&
+        if ((p.first & kRingGroupO) && (p.first & kRingHeadCount) == hc &&
             (best_go < 0 || p.second.median < ring_sweep[best_go].second.median))
           best_go = static_cast<int>(&p - ring_sweep.data());
       if (best_go >= 0 && ring_sweep[best_go].first != kept) tl_modes.push_back(ring_sweep[best_go].first);

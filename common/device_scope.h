@@ -1,6 +1,5 @@
 // device_scope.h: the two device-scope (gpu / agent) operations a grid barrier is made of,
-// spelled per compiler: an acquire load of a 64-bit counter and a release increment of it (or a
-// release fence before relaxed increments).
+// spelled per compiler: an acquire load of a 64-bit counter and a release increment of it (or add).
 // sm_90: ld.acquire.gpu (a strong GPU-scope load + L1 invalidate in SASS) and red.release.gpu;
 // gfx942: agent-scope atomics (sc1 loads, buffer_inv / buffer_wbl2 around them).
 // 06-decode's barrier uses them; 05-sync's acq/rel schemes spell the same two operations.
@@ -36,12 +35,11 @@ __device__ __forceinline__ void scope_release_increment_u64(unsigned long long* 
   asm volatile("red.release.gpu.global.add.u64 [%0], 1;" ::"l"(p) : "memory");
 #endif
 }
-// A release fence for several relaxed reductions after it (one fence, where each release
-// reduction carries its own: on sm_90 every red.release is MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + RED).
-__device__ __forceinline__ void scope_fence_acq_rel() {
+// The same by n (a count of rows, not of arrivals).
+__device__ __forceinline__ void scope_release_add_u64(unsigned long long* p, unsigned long long n) {
 #if defined(PORT_HIP)
-  __builtin_amdgcn_fence(__ATOMIC_ACQ_REL, "agent");
+  __hip_atomic_fetch_add(p, n, __ATOMIC_RELEASE, __HIP_MEMORY_SCOPE_AGENT);
 #else
-  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+  asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(n) : "memory");
 #endif
 }
