@@ -122,6 +122,18 @@ struct DecodeArgs {
   unsigned long long qkv0;
 };
 
+// The head-count mode's accounting (hc_arrive): how many of the QKV output rows [r0, r1) KV head g's
+// attention reads (its kG query heads' rows, its K row and its V row; q, then k, then v, hd rows a
+// head). Every head's rows over all blocks' ranges must add up to (kG + 2) hd, the count an item
+// waits for: the host checks that sum for every layer's split before the mode is offered.
+__host__ __device__ __forceinline__ int span_overlap(int r0, int r1, int lo, int hi) { return max(0, min(r1, hi) - max(r0, lo)); }
+__host__ __device__ __forceinline__ int qkv_rows_of_head(const DecodeArgs& a, int r0, int r1, int g) {
+  const int hd = a.hd;
+  return span_overlap(r0, r1, g * kG * hd, (g + 1) * kG * hd) +
+         span_overlap(r0, r1, a.q_dim + g * hd, a.q_dim + (g + 1) * hd) +
+         span_overlap(r0, r1, a.q_dim + a.kv_dim + g * hd, a.q_dim + a.kv_dim + (g + 1) * hd);
+}
+
 // Where a block's stamps sit in the timeline: [0] its SM, [1] kernel start, [2k] arrival at
 // grid barrier k and [2k + 1] departure from it (k = 1 .. B, B = barriers per launch), [2B + 2]
 // the end, then per layer l: its attention item done and counted, at [2B + 3 + 2l], or at
@@ -152,6 +164,7 @@ __host__ __device__ inline void pair_range(int pairs, int st, int b, int nb, int
   *p0 = static_cast<int>(rb * static_cast<unsigned>(pairs) / n);
   *np = static_cast<int>((rb + 1) * static_cast<unsigned>(pairs) / n) - *p0;
 }
+
 
 __device__ __forceinline__ int sm_id() {
 #if defined(PORT_HIP)
@@ -1417,7 +1430,6 @@ __device__ __forceinline__ bool group_o_inputs(const DecodeArgs& a, int l, bool 
 // blocks add to it; so before it passes the point after attention a block waits for every
 // arrival at the barrier before attention (hc_grid_wait), by then long complete, and no block
 // adds to the residual before every block has read it.
-__device__ __forceinline__ int span_overlap(int r0, int r1, int lo, int hi) { return max(0, min(r1, hi) - max(r0, lo)); }
 // Every thread: the block's arrival at barrier k, its QKV rows (r: pairs [p0, p0 + np)) counted
 // per KV head first. Thread 0 stamps arrival and departure together, as barrier_pass does, so the
 // timeline's "barrier" at this point is what the release reductions cost: on an H100 3.6 us a
@@ -1433,9 +1445,7 @@ __device__ __forceinline__ void hc_arrive(const DecodeArgs& a, int k, const Ring
     if (r.W != nullptr && r.np > 0) {
       const int r0 = 2 * r.p0, r1 = 2 * (r.p0 + r.np), hd = a.hd, heads = a.kv_dim / hd;
       for (int g = 0; g < heads; ++g) {
-        const int n = span_overlap(r0, r1, g * kG * hd, (g + 1) * kG * hd) +
-                      span_overlap(r0, r1, a.q_dim + g * hd, a.q_dim + (g + 1) * hd) +
-                      span_overlap(r0, r1, a.q_dim + a.kv_dim + g * hd, a.q_dim + a.kv_dim + (g + 1) * hd);
+        const int n = qkv_rows_of_head(a, r0, r1, g);
         if (n > 0) scope_release_add_u64(a.att_count + heads + g, static_cast<unsigned long long>(n));
       }
     }
@@ -2314,6 +2324,20 @@ class Persistent {
     }
     CHECK_CUDA(cudaFuncSetAttribute(fn_, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem_)));
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm_, fn_, threads_, smem_));
+    if (go_ok_) {  // head_count's counts: every KV head's rows, over the blocks' QKV ranges of every layer
+      const int pairs = (m.q_dim + 2 * m.kv_dim) / 2, want = (kG + 2) * m.shape.hd;
+      for (int l = 0; l < m.shape.layers; ++l)
+        for (int g = 0; g < m.shape.kv_heads; ++g) {
+          int sum = 0;
+          for (int b = 0; b < blocks_; ++b) {
+            int p0 = 0, np = 0;
+            pair_range(pairs, l * kBarriersPerLayer, b, blocks_, &p0, &np);
+            sum += qkv_rows_of_head(base_, 2 * p0, 2 * (p0 + np), g);
+          }
+          if (sum != want)
+            FAIL("head_count's accounting is wrong: KV head %d of layer %d gets %d QKV rows counted, its items wait for %d", g, l, sum, want);
+        }
+    }
     for (const void* fn : {fn_go_, fn_hc_}) {  // the group-O kernels must fit as the base one does, or their modes are not offered
       if (fn == nullptr) continue;
       int per_sm_go = 0;
