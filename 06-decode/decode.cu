@@ -165,7 +165,6 @@ __host__ __device__ inline void pair_range(int pairs, int st, int b, int nb, int
   *np = static_cast<int>((rb + 1) * static_cast<unsigned>(pairs) / n) - *p0;
 }
 
-
 __device__ __forceinline__ int sm_id() {
 #if defined(PORT_HIP)
   return 0;
