@@ -15,7 +15,13 @@
 #   bash scripts/device_session.sh sanitize06 OUT   06-decode under compute-sanitizer's four tools, both
 #                                              models (2 layers each under a sanitizer), side by side by
 #                                              scripts/sanitize.sh within LIMIT seconds; build/sanitize
-#                                              packed into OUT/sanitize06.tgz
+#                                              packed into OUT/sanitize06.tgz. All but the 8B's racecheck:
+#                                              whole it takes ~650 s on an H100 (12 ring modes, ~50 s
+#                                              each), more than a call, so it runs in two calls:
+#   bash scripts/device_session.sh race8b-gohc OUT  the 8B's racecheck of the group_o/head_count ring kernels
+#   bash scripts/device_session.sh race8b-base OUT  ... of the base ring kernel (compute-sanitizer's kernel
+#                                              filter; the other kernels run uninstrumented). Packed into
+#                                              OUT/<mode>.tgz. H100 at 507ffc4: 307 s and 491 s.
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -91,10 +97,21 @@ case $mode in
     echo "built in $(( $(date +%s) - t0 ))s"
     # make sanitize's script, both models and all four tools side by side, within what is left of LIMIT
     SANITIZE_TIMEOUT=$(( ${LIMIT:-560} - ($(date +%s) - t0) )) bash scripts/sanitize.sh \
-      $(for m in "" "@--model=8b"; do for t in memcheck synccheck initcheck racecheck; do echo "06-decode/decode$m:$t"; done; done)
+      $(for t in memcheck synccheck initcheck racecheck; do echo "06-decode/decode:$t"; done) \
+      $(for t in memcheck synccheck initcheck; do echo "06-decode/decode@--model=8b:$t"; done)
     rc=$?
     tar czf "$out/sanitize06.tgz" build/sanitize
     exit $rc ;;
+  race8b-gohc|race8b-base)
+    t0=$(date +%s)
+    make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    echo "built in $(( $(date +%s) - t0 ))s"
+    re='^decode_ring_hd128$'; [ "$mode" = race8b-gohc ] && re='decode_ring_(go|hc)_hd128'
+    SANITIZE_ARGS="--kernel-name regex=$re" SANITIZE_TIMEOUT=$(( ${LIMIT:-560} - ($(date +%s) - t0) )) \
+      bash scripts/sanitize.sh "06-decode/decode@--model=8b:racecheck"
+    rc=$?
+    tar czf "$out/$mode.tgz" build/sanitize
+    exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base)" >&2; exit 2 ;;
 esac
