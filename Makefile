@@ -8,7 +8,7 @@
 #   make test                 host tests, builds for sm_90 + sm_80 + gfx942, assembly checks (no GPU)
 #   make check                on a GPU: every experiment in --quick mode, validation and SASS checks
 #   make sanitize             on a GPU: every experiment --quick under compute-sanitizer (4 tools)
-#   make compare A=results/h200 B=results/<other>   two devices' headline figures, with ratios
+#   make compare A=results/h200 B=results/<other>   two devices' headline figures, with ratios, and 06's time beyond the floor
 #   make clean
 #
 #   ARCH=sm_90 (default when nvcc is found) | sm_90a | sm_80 | sm_100 | gfx942 [ROCM=/opt/rocm]
@@ -121,7 +121,7 @@ test:
 check: $(BINS) $(ASMS)
 	ARCH=$(ARCH) GIT_COMMIT=$(GIT_COMMIT) GIT_DIRTY=$(GIT_DIRTY) bash scripts/check.sh $(EXPS)
 
-# Two devices' headline figures side by side: make compare A=results/h200 B=results/<other>
+# Two devices' headline figures side by side (and 06-decode's engines and ring modes as time beyond each card's floor): make compare A=results/h200 B=results/<other>
 compare:
 	@test -n "$(A)" -a -n "$(B)" || { echo "usage: make compare A=results/h200 B=results/<other>"; exit 2; }
 	$(PYTHON) scripts/compare.py $(A) $(B)

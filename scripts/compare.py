@@ -3,6 +3,13 @@
 
 Every numeric summary key present in both devices' NN-name.json (and report.json) is listed
 with B/A. Keys present on one side only are listed with '-' on the other.
+
+Where both sides hold 06-decode.json, a second table puts each decode engine and ring mode that
+both ran beside itself as time beyond the floor (median - floor, the floor being that card's
+bytes over its own measured ceiling): the part of a step that bandwidth does not explain. Where
+that part is the same on both cards it is latency (barriers, skew, the attention, prologues),
+which a faster memory does not shrink, and the table's last columns use it as a prediction: B's
+time = B's floor + A's time beyond A's floor.
 """
 import json
 import os
@@ -37,6 +44,51 @@ def device(d):
         return os.path.basename(os.path.normpath(d))
 
 
+def beyond_floor(doc):
+    """{(model, engine or ring mode): (median us, floor us)} of one 06-decode.json document: its
+    engines and its ring modes (floor = median x fraction_of_floor, as the binary computed it)."""
+    out = {}
+    for r in doc.get("rows") or []:
+        fam = r.get("family", "")
+        if fam.startswith("engines:"):
+            name = r.get("engine")
+            # the setting each card kept goes with the name, so that only like is paired with like
+            if r.get("ring_mode"):
+                name = f"{name} [{r['ring_mode']}]"
+            if isinstance(r.get("prefetch_bytes_per_block"), (int, float)):
+                name = f"{name} [prefetch {int(r['prefetch_bytes_per_block']) // 1024} KB]"
+        elif fam.startswith("persistent_ring: piece assignment"):
+            name = "ring " + str(r.get("mode"))
+        else:
+            continue
+        med, frac = r.get("median_us"), r.get("fraction_of_floor")
+        if name is None or not isinstance(med, (int, float)) or not isinstance(frac, (int, float)) or frac <= 0:
+            continue
+        out[(r.get("model"), name)] = (float(med), float(med) * float(frac))
+    return out
+
+
+def beyond_floor_table(doc_a, doc_b):
+    """Rows (model, name, a_us, a_floor, a_beyond, b_us, b_floor, b_beyond, b_pred, pred_err) for
+    every (model, name) both documents hold, in A's order. b_pred = b_floor + a_beyond."""
+    fa, fb = beyond_floor(doc_a), beyond_floor(doc_b)
+    rows = []
+    for key, (ma, fla) in fa.items():
+        if key not in fb:
+            continue
+        mb, flb = fb[key]
+        pred = flb + (ma - fla)
+        rows.append((key[0], key[1], ma, fla, ma - fla, mb, flb, mb - flb, pred, (mb - pred) / pred))
+    return rows
+
+
+def load06(d):
+    try:
+        return json.load(open(os.path.join(d, "06-decode.json")))
+    except (OSError, ValueError):
+        return None
+
+
 def main():
     if len(sys.argv) != 3 or not all(os.path.isdir(x) for x in sys.argv[1:]):
         print("usage: compare.py RESULTS_DIR_A RESULTS_DIR_B (make compare A=results/h200 B=results/other)", file=sys.stderr)
@@ -53,6 +105,17 @@ def main():
         if isinstance(va, dict) or isinstance(vb, dict):
             continue
         print(f"| {key[0]} | {key[1]} | {fmt(va)} | {fmt(vb)} | {ratio} |")
+    da, db = load06(a), load06(b)
+    rows = beyond_floor_table(da, db) if da and db else []
+    if rows:
+        print()
+        print("06-decode: time beyond the floor (median - floor, each card's floor from its own ceiling), "
+              "and B predicted as B's floor + A's time beyond A's floor")
+        print()
+        print("| model | engine | A µs | A floor µs | A beyond µs | B µs | B floor µs | B beyond µs | B beyond - A beyond µs | B predicted µs | B vs predicted |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        for m, n, ma, fla, ba, mb, flb, bb, pred, err in rows:
+            print(f"| {m} | {n} | {ma:.1f} | {fla:.1f} | {ba:.1f} | {mb:.1f} | {flb:.1f} | {bb:.1f} | {bb - ba:+.1f} | {pred:.1f} | {100 * err:+.1f}% |")
     return 0
 
 

@@ -11,7 +11,7 @@
   5. flag fuzzing: >= 1000 malformed invocations, each exit 2 with a message, none a crash
      or a hang
   6. planted faults that need no GPU (tests/planted_faults.py), when present
-  7. the scripts' own tests: budget, reliability, counters, same_code (per-kernel machine code
+  7. the scripts' own tests: budget, reliability, counters, compare (06's time beyond the floor, card against card), same_code (per-kernel machine code
      compared across a change, nvcc only), asmcheck (its SASS flavour on a hand-written listing)
 """
 import glob
@@ -251,6 +251,7 @@ def main():
     for suite, name_re, what, timeout in [("tests/test_budget.py", r"budget:\S+", "budget tests ran", 120),
                                           ("tests/test_reliability.py", r"reliability:\S+", "reliability tests ran", 120),
                                           ("tests/test_counters.py", r"counters:\S+", "counters tests ran", 120),
+                                          ("tests/test_compare.py", r"compare:\S+", "compare tests ran", 120),
                                           ("tests/test_same_code.py", r"same_code:\S+", "same_code tests ran", 600),
                                           ("tests/test_asmcheck.py", r"asmcheck:\S+", "asmcheck tests ran", 300)]:
         phase(what, relay, [sys.executable, suite], name_re, what, timeout)
