@@ -4,7 +4,8 @@
 Every numeric summary key present in both devices' NN-name.json (and report.json) is listed
 with B/A. Keys present on one side only are listed with '-' on the other.
 
-Where both sides hold 06-decode.json, a second table puts each decode engine and ring mode that
+Where both sides hold 02-gemv.json, a table gives per shape and mode the fastest configuration on
+each card, timed on both, as time beyond each card's floor. Where both hold 06-decode.json, a table puts each decode engine and ring mode that
 both ran beside itself as time beyond the floor (median - floor, the floor being that card's
 bytes over its own measured ceiling): the part of a step that bandwidth does not explain. Where
 that part is the same on both cards it is latency (barriers, skew, the attention, prologues),
@@ -82,11 +83,43 @@ def beyond_floor_table(doc_a, doc_b):
     return rows
 
 
-def load06(d):
+def load_doc(d, name):
     try:
-        return json.load(open(os.path.join(d, "06-decode.json")))
+        return json.load(open(os.path.join(d, name)))
     except (OSError, ValueError):
         return None
+
+
+def gemv_beyond(doc):
+    """{(shape, mode, configuration): (median us, floor us)} of one 02-gemv.json document: every
+    validated configuration, isolated or chained (floor = median x mbu: bytes over that run's
+    ceiling)."""
+    out = {}
+    for r in doc.get("rows") or []:
+        if not str(r.get("family", "")).startswith("every configuration") or r.get("mode") not in ("isolated", "chained"):
+            continue
+        med, mbu = r.get("median_us"), r.get("mbu")
+        if not isinstance(med, (int, float)) or not isinstance(mbu, (int, float)) or mbu <= 0:
+            continue
+        conf = f"{r.get('version')} {r.get('variant')} {r.get('grid')} x {r.get('threads')}".replace(" - x -", "")
+        out[(r.get("shape"), r.get("mode"), conf)] = (float(med), float(med) * float(mbu))
+    return out
+
+
+def gemv_best_table(doc_a, doc_b):
+    """Rows (shape, mode, configuration, best_on, a_us, a_beyond, b_us, b_beyond): per shape and
+    mode, the fastest configuration on A and the fastest on B (one row if they are the same),
+    each timed on both cards."""
+    fa, fb = gemv_beyond(doc_a), gemv_beyond(doc_b)
+    common = [k for k in fa if k in fb]
+    rows = []
+    for sm in dict.fromkeys((k[0], k[1]) for k in common):
+        ks = [k for k in common if (k[0], k[1]) == sm]
+        best_a, best_b = min(ks, key=lambda k: fa[k][0]), min(ks, key=lambda k: fb[k][0])
+        for k, who in ([(best_a, "both")] if best_a == best_b else [(best_a, "A"), (best_b, "B")]):
+            (ma, fla), (mb, flb) = fa[k], fb[k]
+            rows.append((k[0], k[1], k[2], who, ma, ma - fla, mb, mb - flb))
+    return rows
 
 
 def main():
@@ -105,7 +138,18 @@ def main():
         if isinstance(va, dict) or isinstance(vb, dict):
             continue
         print(f"| {key[0]} | {key[1]} | {fmt(va)} | {fmt(vb)} | {ratio} |")
-    da, db = load06(a), load06(b)
+    ga, gb = load_doc(a, "02-gemv.json"), load_doc(b, "02-gemv.json")
+    grows = gemv_best_table(ga, gb) if ga and gb else []
+    if grows:
+        print()
+        print("02-gemv: per shape and mode, the fastest configuration on each card, timed on both, "
+              "as time beyond each card's floor (median - bytes / its ceiling)")
+        print()
+        print("| shape | mode | configuration | fastest on | A µs | A beyond µs | B µs | B beyond µs | B beyond - A beyond µs |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for shape, mode, conf, who, ma, ba, mb, bb in grows:
+            print(f"| {shape} | {mode} | {conf} | {who} | {ma:.2f} | {ba:.2f} | {mb:.2f} | {bb:.2f} | {bb - ba:+.2f} |")
+    da, db = load_doc(a, "06-decode.json"), load_doc(b, "06-decode.json")
     rows = beyond_floor_table(da, db) if da and db else []
     if rows:
         print()
