@@ -10,14 +10,15 @@
 // race on y by construction (they are bounds) and are only timed.
 //
 //   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
-//   build/chain_probe prefetch|delay|timeline|smem|claimed
+//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe
 //
 // The sets (each a question): prefetch (more of the next GEMV's weights requested around the wait:
 // L2 prefetch or shared memory, before or after it), delay (the first loads issued later: after a
 // fixed delay, or once the previous GEMV's warps are in their last chunks), timeline (%globaltimer
 // stamps: block start, wait return and warp end per launch), smem (chunks 1-2 staged in shared
 // memory before the wait by LDGSTS or the bulk copy engine), claimed (the chunks after the wait
-// handed out at run time to even out the tail). sm_90 only (PTX inline); no HIP build.
+// handed out at run time to even out the tail), pipe (02's v4 r1 c8 pipelined, with and without
+// its L2 prefetch before the wait, stamped). sm_90 only (PTX inline); no HIP build.
 #include <cuda_fp16.h>
 #include <cstdio>
 #include <cstdlib>
@@ -345,6 +346,61 @@ __global__ void __launch_bounds__(128, 4) kern_claimed(const __half* __restrict_
   }
   if (STAMP && lane == 0) ts[4096 + gw] = gt();
 }
+// pipe: 02-gemv's v4 rows in flight r1 c8 pipelined (gemv_rows_pipelined_r1c8[_pdl]), restated
+// here with the probe's stamps: one row per warp, chunks of 8 loads of 16 B per lane (4 KB per
+// warp), chunk i+1's loads issued before chunk i is consumed (two register buffers). PDL: chunk 0
+// in registers, and (PF) the rest of the warp's first row prefetched into L2 (prefetch.global.L2,
+// one 128-byte line per lane and step), before griddepcontrol.wait. The question (2026-12-06,
+// results/02-gemv.md "chained: what the dependency costs", last point): in 02's runs this kernel
+// chains 0.32 us beyond its floor on an H100 and 1.85 us on an H200, while r4 c4 is 1.06 beyond on
+// both. `launch` is the launch index (the stamps' row).
+template <bool PDL, bool WAIT, bool PF, bool STAMP = false>
+__global__ void __launch_bounds__(256, 2) kpipe(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned*, unsigned, int launch) {
+  constexpr int C = 8, step = 32 * C;  // vectors (16 B) per row per chunk
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+  const int nw = gridDim.x * wpb, gw = blockIdx.x * wpb + wib, nch = (K / 8) / step;
+  const int items = gw < N ? ((N - 1 - gw) / nw + 1) * nch : 0;
+  unsigned long long* ts = STAMP ? g_ts + (size_t)launch * 3 * 2048 : nullptr;
+  if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  auto row_of = [&](int i) { return gw + (i / nch) * nw; };
+  auto load = [&](int i, v4 (&buf)[C]) {
+    const __half* wr = W + (size_t)row_of(i) * K + 8 * ((i % nch) * step + lane);
+#pragma unroll
+    for (int c = 0; c < C; ++c) buf[c] = ldw(wr + 8 * 32 * c);
+  };
+  float a0 = 0.f, a1 = 0.f;
+  auto consume = [&](int i, const v4 (&buf)[C]) {
+    const int v0 = (i % nch) * step + lane;
+#pragma unroll
+    for (int c = 0; c < C; ++c) dot8(buf[c], *reinterpret_cast<const v4*>(x + 8 * (v0 + 32 * c)), a0, a1);
+    if (i % nch == nch - 1) {
+      float t = a0 + a1;
+      for (int o = 16; o; o >>= 1) t += __shfl_xor_sync(~0u, t, o);
+      if (lane == 0) y[row_of(i)] = __float2half(t);
+      a0 = a1 = 0.f;
+    }
+  };
+  v4 a[C], b[C];
+  if (items > 0) {
+    load(0, a);
+    if (PDL && PF && nch > 1) {
+      const char* c = reinterpret_cast<const char*>(W + (size_t)row_of(0) * K + 8 * step);
+      for (int off = lane * 128; off < (K / 8 - step) * 16; off += 32 * 128) pf(c + off);
+    }
+  }
+  if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (STAMP && lane == 0 && gw < 2048) ts[2048 + gw] = gt();
+#pragma unroll 1
+  for (int i = 0; i < items; i += 2) {
+    if (i + 1 < items) load(i + 1, b);
+    consume(i, a);
+    if (i + 1 >= items) break;
+    if (i + 2 < items) load(i + 2, a);
+    consume(i + 1, b);
+  }
+  if (STAMP && lane == 0 && gw < 2048) ts[4096 + gw] = gt();
+}
 __global__ void fill_sent(float* p, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = __uint_as_float(SENT); }
 __global__ void fill(__half* p, size_t n, uint32_t seed, float scale) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -357,8 +413,8 @@ typedef void (*KF)(const __half*, const __half*, __half*, int, int, unsigned*, u
 int main(int argc, char** argv) {
   {
     const std::string a = argc == 2 ? argv[1] : "";
-    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed") {
-      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed\n");
+    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe") {
+      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe\n");
       return 2;
     }
     int n = 0;
@@ -381,7 +437,7 @@ int main(int argc, char** argv) {
     CK(cudaMemcpyToSymbol(g_y32, &y32, sizeof y32)); CK(cudaMemcpyToSymbol(g_done, &done, sizeof done)); CK(cudaMemcpyToSymbol(g_claim, &claim, sizeof claim)); g_claim_host = claim;
     float* part; CK(cudaMalloc(&part, N * 4 * 4)); fill_sent<<<64, 256>>>(part, N * 4); CK(cudaMemcpyToSymbol(g_part, &part, sizeof part)); }
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  struct V { const char* name; KF f; bool pdl; int grid, threads; size_t smem; int delay; };
+  struct V { const char* name; KF f; bool pdl; int grid, threads; size_t smem; int delay; int R = 4; };  // R: rows per warp (pipe: 1)
   std::vector<V> vs;
   // The variant sets, one per question (each set's raw output is committed under results/h200/probes/).
   const std::string set = argc > 1 ? argv[1] : "";
@@ -434,8 +490,18 @@ int main(int argc, char** argv) {
     vs.push_back({"isolated m21 claimed", kern_claimed<true, false, true, false>, false, G, T, 0, -1});
     vs.push_back({"nowait m0", kern<0, true, false>, true, G, T, 0, 0});
     vs.push_back({"chain base", kern<0, true, true>, true, G, T, 0, 0});
+  } else if (set == "pipe") {  // 02's v4 r1 c8 pipelined: chained with and without its L2 prefetch, isolated, no wait
+    vs.push_back({"chain m0 base", kern<0, true, true>, true, G, T, 0, 0});  // r4 c4, the timeline set's kernel, for reference
+    for (auto gt2 : {std::make_pair(512, 128), std::make_pair(256, 256), std::make_pair(132, 256)}) {  // at most 2048 warps: the stamps' rows
+      const int g2 = gt2.first, t2 = gt2.second;
+      vs.push_back({"pipe isolated stamp", kpipe<false, true, false, true>, false, g2, t2, 0, -1, 1});
+      vs.push_back({"pipe chain pf stamp", kpipe<true, true, true, true>, true, g2, t2, 0, -1, 1});
+      vs.push_back({"pipe chain nopf stamp", kpipe<true, true, false, true>, true, g2, t2, 0, -1, 1});
+      vs.push_back({"nowait pipe pf stamp", kpipe<true, false, true, true>, true, g2, t2, 0, -1, 1});
+      vs.push_back({"pipe chain pf", kpipe<true, true, true, false>, true, g2, t2, 0, -1, 1});
+    }
   } else {
-    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed\n");
+    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe\n");
     return 2;
   }
   for (auto& v : vs) if (v.smem > 48 * 1024) CK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
@@ -484,7 +550,8 @@ int main(int argc, char** argv) {
       { unsigned n = 0; CK(cudaMemcpyFromSymbol(&n, g_timeouts, sizeof n));
         if (n > timeouts && !bound) { printf("%s: %u partial polls gave up after 2 ms (stamp replay)\n", v.name, n - timeouts); bad = true; } }
       CK(cudaMemcpy(hts.data(), ts, nts * 8, cudaMemcpyDeviceToHost));
-      const int nb = v.grid, nwp = std::min(v.grid * v.threads / 32, N / 4);
+      const int nb = v.grid, nwp = std::min(v.grid * v.threads / 32, N / v.R), wpb = v.threads / 32;
+      if (nwp > 2048 || nb > 1024) { printf("%s: %d warps / %d blocks exceed the stamp rows (2048 / 1024)\n", v.name, nwp, nb); return 2; }
       double acc[9] = {}; int cnt = 0;
       for (int i = 50; i < 150; ++i) {
         auto L = [&](int li, int part, int n, bool mx) { unsigned long long m = mx ? 0ull : ~0ull; for (int j = 0; j < n; ++j) { auto t = hts[(size_t)li * 3 * 2048 + part * 2048 + j]; m = mx ? std::max(m, t) : std::min(m, t); } return (double)m; };
@@ -505,7 +572,7 @@ int main(int argc, char** argv) {
           double ws = 1e30; for (int j = 0; j < nwp; ++j) ws = std::min(ws, (double)b[2048 + j]);
           for (int sm_ = 0; sm_ < 132; ++sm_) hist[std::min(per_sm[sm_], 7)]++;
           for (int j = 0; j < nwp; ++j) {
-            int k = std::min(per_sm[b[1024 + j / 4] & 255], 7);
+            int k = std::min(per_sm[b[1024 + j / wpb] & 255], 7);
             double e = (double)b[4096 + j] - ws;
             sum_end[k] += e; nk[k]++; max_end[k] = std::max(max_end[k], e);
           }
