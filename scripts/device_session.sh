@@ -22,6 +22,8 @@
 #   bash scripts/device_session.sh race8b-base OUT  ... of the base ring kernel (compute-sanitizer's kernel
 #                                              filter; the other kernels run uninstrumented). Packed into
 #                                              OUT/<mode>.tgz. H100 at 507ffc4: 307 s and 491 s.
+#   bash scripts/device_session.sh chainprobe OUT  02's chained-dependency probe (02-gemv/probes/chain_probe.cu),
+#                                              set SET (default pipe), its output in OUT/chain_probe-SET.txt
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -102,6 +104,12 @@ case $mode in
     rc=$?
     tar czf "$out/sanitize06.tgz" build/sanitize
     exit $rc ;;
+  chainprobe)
+    mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu > "$out/build.log" 2>&1 \
+      || { tail -40 "$out/build.log"; exit 1; }
+    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit ${GIT_COMMIT:-unknown}"; \
+      build/chain_probe "${SET:-pipe}"; } 2>&1 | tee "$out/chain_probe-${SET:-pipe}.txt"
+    exit "${PIPESTATUS[0]}" ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -113,5 +121,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe)" >&2; exit 2 ;;
 esac
