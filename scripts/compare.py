@@ -139,28 +139,32 @@ def main():
             continue
         print(f"| {key[0]} | {key[1]} | {fmt(va)} | {fmt(vb)} | {ratio} |")
     ga, gb = load_doc(a, "02-gemv.json"), load_doc(b, "02-gemv.json")
-    grows = gemv_best_table(ga, gb) if ga and gb else []
-    if grows:
-        print()
-        print("02-gemv: per shape and mode, the fastest configuration on each card, timed on both, "
-              "as time beyond each card's floor (median - bytes / its ceiling)")
-        print()
-        print("| shape | mode | configuration | fastest on | A µs | A beyond µs | B µs | B beyond µs | B beyond - A beyond µs |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for shape, mode, conf, who, ma, ba, mb, bb in grows:
-            print(f"| {shape} | {mode} | {conf} | {who} | {ma:.2f} | {ba:.2f} | {mb:.2f} | {bb:.2f} | {bb - ba:+.2f} |")
+    print_table("02-gemv: per shape and mode, the fastest configuration on each card, timed on both, "
+                "as time beyond each card's floor (median - bytes / its ceiling)",
+                ["shape", "mode", "configuration", "fastest on", "A µs", "A beyond µs", "B µs", "B beyond µs",
+                 "B beyond - A beyond µs"],
+                [[shape, mode, conf, who, f"{ma:.2f}", f"{ba:.2f}", f"{mb:.2f}", f"{bb:.2f}", f"{bb - ba:+.2f}"]
+                 for shape, mode, conf, who, ma, ba, mb, bb in (gemv_best_table(ga, gb) if ga and gb else [])])
     da, db = load_doc(a, "06-decode.json"), load_doc(b, "06-decode.json")
-    rows = beyond_floor_table(da, db) if da and db else []
-    if rows:
-        print()
-        print("06-decode: time beyond the floor (median - floor, each card's floor from its own ceiling), "
-              "and B predicted as B's floor + A's time beyond A's floor")
-        print()
-        print("| model | engine | A µs | A floor µs | A beyond µs | B µs | B floor µs | B beyond µs | B beyond - A beyond µs | B predicted µs | B vs predicted |")
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
-        for m, n, ma, fla, ba, mb, flb, bb, pred, err in rows:
-            print(f"| {m} | {n} | {ma:.1f} | {fla:.1f} | {ba:.1f} | {mb:.1f} | {flb:.1f} | {bb:.1f} | {bb - ba:+.1f} | {pred:.1f} | {100 * err:+.1f}% |")
+    print_table("06-decode: time beyond the floor (median - floor, each card's floor from its own ceiling), "
+                "and B predicted as B's floor + A's time beyond A's floor",
+                ["model", "engine", "A µs", "A floor µs", "A beyond µs", "B µs", "B floor µs", "B beyond µs",
+                 "B beyond - A beyond µs", "B predicted µs", "B vs predicted"],
+                [[m, n, f"{ma:.1f}", f"{fla:.1f}", f"{ba:.1f}", f"{mb:.1f}", f"{flb:.1f}", f"{bb:.1f}", f"{bb - ba:+.1f}",
+                  f"{pred:.1f}", f"{100 * err:+.1f}%"]
+                 for m, n, ma, fla, ba, mb, flb, bb, pred, err in (beyond_floor_table(da, db) if da and db else [])])
     return 0
+
+
+def print_table(title, header, rows):
+    """A titled markdown table, or nothing where there are no rows."""
+    if not rows:
+        return
+    print(f"\n{title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for r in rows:
+        print("| " + " | ".join(str(c) for c in r) + " |")
 
 
 if __name__ == "__main__":

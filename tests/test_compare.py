@@ -8,14 +8,16 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "scripts"))
 import compare  # noqa: E402
+sys.path.insert(0, HERE)
+from checks import Checks  # noqa: E402
 
-fails = 0
+checks = Checks("compare")
 
 
 def check(name, cond, detail=""):
-    global fails
-    print(f"{'PASS' if cond else 'FAIL'} compare:{name}" + (f" ({detail})" if detail and not cond else ""))
-    fails += not cond
+    if not cond and detail:
+        print(f"  compare:{name}: {detail}")
+    checks(bool(cond), name)
 
 
 def near(a, b, eps=1e-9):
@@ -88,5 +90,5 @@ else:
 out = subprocess.run([sys.executable, os.path.join(root, "scripts", "compare.py"), "/nonexistent"], capture_output=True, text=True)
 check("bad_usage_exit_2", out.returncode == 2, out.returncode)
 
-print(f"compare tests: {fails} failed")
-sys.exit(1 if fails else 0)
+print(f"compare tests: {checks.failed} failed")
+checks.exit()
