@@ -38,6 +38,7 @@
 #include "../common/ceiling.h"
 #include "../common/chain.h"
 #include "../common/launch_size.h"
+#include "../common/two_buffer.h"
 #include <cstdint>
 #include <cstring>
 
@@ -409,20 +410,7 @@ GEMV_STAMP_ROWS_AS(gemv_rows_lean_r1c8, 1, 8, FmaAcc<1>, 3)
 // two so neither is copied). Needs K % (256 C) == 0: whole chunks, no guarded tail.
 // PDL: chunk 0 in registers and the rest of the first group in L2 before griddepcontrol.wait.
 // ---------------------------------------------------------------------------------------------
-// The two-buffer schedule of both pipelined rungs (v4p, v6p): item i+1's loads are issued
-// before item i is consumed; unrolled by two so the buffers swap roles instead of being copied.
-// The caller has loaded item 0 into a.
-template <class Buf, class Load, class Consume>
-__device__ __forceinline__ void two_buffer_stream(int items, Buf& a, Buf& b, Load load, Consume consume) {
-#pragma unroll 1
-  for (int i = 0; i < items; i += 2) {
-    if (i + 1 < items) load(i + 1, b);
-    consume(i, a);
-    if (i + 1 >= items) break;
-    if (i + 2 < items) load(i + 2, a);
-    consume(i + 1, b);
-  }
-}
+// Both pipelined rungs (v4p, v6p) stream through common/two_buffer.h's two_buffer_stream.
 template <int R, int C>
 __device__ __forceinline__ void pipe_load(const __half* W, int K, int N, int row0, int v0, int lane, vec4u (&b)[R][C]) {
 #pragma unroll

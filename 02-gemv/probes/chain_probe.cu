@@ -29,6 +29,7 @@
 #include <cstring>
 #include <string>
 #include "../../common/bulk_copy.h"  // bulk_wait: the suite's bounded mbarrier wait
+#include "../../common/two_buffer.h"  // two_buffer_stream: 02's pipelined schedule (the pipe set)
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
 struct v4 { uint32_t x, y, z, w; };
 __device__ __forceinline__ v4 ldw(const void* p) { v4 v; asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
@@ -348,7 +349,8 @@ __global__ void __launch_bounds__(128, 4) kern_claimed(const __half* __restrict_
 }
 // pipe: 02-gemv's v4 rows in flight r1 c8 pipelined (gemv_rows_pipelined_r1c8[_pdl]), restated
 // here with the probe's stamps: one row per warp, chunks of 8 loads of 16 B per lane (4 KB per
-// warp), chunk i+1's loads issued before chunk i is consumed (two register buffers). PDL: chunk 0
+// warp), chunk i+1's loads issued before chunk i is consumed (02's two_buffer_stream, from
+// common/two_buffer.h). PDL: chunk 0
 // in registers, and (PF) the rest of the warp's first row prefetched into L2 (prefetch.global.L2,
 // one 128-byte line per lane and step), before griddepcontrol.wait. The question (2026-12-06,
 // results/02-gemv.md "chained: what the dependency costs", last point): in 02's runs this kernel
@@ -391,14 +393,7 @@ __global__ void __launch_bounds__(256, 2) kpipe(const __half* __restrict__ W, co
   }
   if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (STAMP && lane == 0 && gw < 2048) ts[2048 + gw] = gt();
-#pragma unroll 1
-  for (int i = 0; i < items; i += 2) {
-    if (i + 1 < items) load(i + 1, b);
-    consume(i, a);
-    if (i + 1 >= items) break;
-    if (i + 2 < items) load(i + 2, a);
-    consume(i + 1, b);
-  }
+  two_buffer_stream(items, a, b, load, consume);
   if (STAMP && lane == 0 && gw < 2048) ts[4096 + gw] = gt();
 }
 __global__ void fill_sent(float* p, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = __uint_as_float(SENT); }
