@@ -32,8 +32,8 @@ mkdir -p "$out"
 # The lent machine's copy carries a .git of the session's first commit; the commit actually
 # built travels in .git-commit / .git-dirty (written before each call). The Makefile stamps the
 # binaries from them by itself (since bc4630e, so a make outside this script does too); here the
-# commit only names headline's files.
-[ -f .git-commit ] && GIT_COMMIT=$(cat .git-commit)
+# commit only names the files of headline and chainprobe.
+commit=$(cat .git-commit 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 case $mode in
   check)
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -81,17 +81,17 @@ case $mode in
     t0=$(date +%s)
     make -j16 01-ceiling/ceiling 02-gemv/gemv 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
     echo "built in $(( $(date +%s) - t0 ))s"
-    c=${GIT_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}; d=$(01-ceiling/ceiling --print-results-dir) || exit 1
+    d=$(01-ceiling/ceiling --print-results-dir) || exit 1
     mkdir -p "$d"; rc=0
-    01-ceiling/ceiling --json "$d/01-ceiling.json" > "$out/01-ceiling-$c.txt" 2>&1 || rc=1
-    cp "$d/01-ceiling.json" "$out/01-ceiling-$c.json" 2>/dev/null
+    01-ceiling/ceiling --json "$d/01-ceiling.json" > "$out/01-ceiling-$commit.txt" 2>&1 || rc=1
+    cp "$d/01-ceiling.json" "$out/01-ceiling-$commit.json" 2>/dev/null
     echo "01 rc=$rc after $(( $(date +%s) - t0 ))s"; grep -E "ceiling_gbps" "$d/01-ceiling.json" | head -2
-    06-decode/decode --json "$out/06-decode-$c.json" > "$out/06-decode-$c.txt" 2>&1 || rc=1
+    06-decode/decode --json "$out/06-decode-$commit.json" > "$out/06-decode-$commit.txt" 2>&1 || rc=1
     echo "06 after $(( $(date +%s) - t0 ))s"
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: v for k, v in d['summary'].items() if any(w in k for w in ('persistent_us', 'fraction', 'prediction', 'floor_us', 'engine', 'mode', 'ceiling'))})" "$out/06-decode-$c.json"
-    02-gemv/gemv --shape 4096x4096 --json "$out/02-gemv-4096-$c.json" > "$out/02-gemv-4096-$c.txt" 2>&1 || rc=1
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: v for k, v in d['summary'].items() if any(w in k for w in ('persistent_us', 'fraction', 'prediction', 'floor_us', 'engine', 'mode', 'ceiling'))})" "$out/06-decode-$commit.json"
+    02-gemv/gemv --shape 4096x4096 --json "$out/02-gemv-4096-$commit.json" > "$out/02-gemv-4096-$commit.txt" 2>&1 || rc=1
     echo "02 after $(( $(date +%s) - t0 ))s"
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: v for k, v in d['summary'].items() if '4096' in k and 'us' not in k[:3]})" "$out/02-gemv-4096-$c.json"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print({k: v for k, v in d['summary'].items() if '4096' in k and 'us' not in k[:3]})" "$out/02-gemv-4096-$commit.json"
     exit $rc ;;
   sanitize06)
     t0=$(date +%s)
@@ -107,7 +107,7 @@ case $mode in
   chainprobe)
     mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu > "$out/build.log" 2>&1 \
       || { tail -40 "$out/build.log"; exit 1; }
-    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit ${GIT_COMMIT:-unknown}"; \
+    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; \
       build/chain_probe "${SET:-pipe}"; } 2>&1 | tee "$out/chain_probe-${SET:-pipe}.txt"
     exit "${PIPESTATUS[0]}" ;;
   race8b-gohc|race8b-base)
