@@ -4,9 +4,9 @@
 Every numeric summary key present in both devices' NN-name.json (and report.json) is listed
 with B/A. Keys present on one side only are listed with '-' on the other.
 
-Where both sides hold 02-gemv.json, a table gives per shape and mode the fastest configuration on
-each card, timed on both, as time beyond each card's floor. Where both hold 06-decode.json, a table puts each decode engine and ring mode that
-both ran beside itself as time beyond the floor (median - floor, the floor being that card's
+Where both sides hold 02-gemv.json, a table gives per shape and mode the fastest configuration
+on each card, timed on both, as time beyond each card's floor. Where both hold 06-decode.json,
+a table puts each decode engine and ring mode that both ran beside itself as time beyond the floor (median - floor, the floor being that card's
 bytes over its own measured ceiling): the part of a step that bandwidth does not explain. Where
 that part is the same on both cards it is latency (barriers, skew, the attention, prologues),
 which a faster memory does not shrink, and the table's last columns use it as a prediction: B's
@@ -17,17 +17,23 @@ import os
 import sys
 
 
-def summaries(d):
-    out = {}
+def load_docs(d):
+    """{file name: document} of every JSON file in a results directory but env.json, each read once."""
+    docs = {}
     for name in sorted(os.listdir(d)):
         if name.endswith(".json") and name != "env.json":
             try:
-                doc = json.load(open(os.path.join(d, name)))
+                docs[name] = json.load(open(os.path.join(d, name)))
             except (OSError, ValueError) as e:
                 print(f"compare: cannot read {d}/{name}: {e}", file=sys.stderr)
-                continue
-            for k, v in (doc.get("summary") or {}).items():
-                out[(doc.get("experiment", name[:-5]), k)] = v
+    return docs
+
+
+def summaries(docs):
+    out = {}
+    for name, doc in docs.items():
+        for k, v in (doc.get("summary") or {}).items():
+            out[(doc.get("experiment", name[:-5]), k)] = v
     return out
 
 
@@ -37,11 +43,10 @@ def fmt(v):
     return f"{v:.4g}"
 
 
-def device(d):
+def device(d, docs):
     try:
-        p = json.load(open(os.path.join(d, "01-ceiling.json")))["provenance"]
-        return p["device_name"]
-    except (OSError, ValueError, KeyError):
+        return docs["01-ceiling.json"]["provenance"]["device_name"]
+    except (KeyError, TypeError):
         return os.path.basename(os.path.normpath(d))
 
 
@@ -83,13 +88,6 @@ def beyond_floor_table(doc_a, doc_b):
     return rows
 
 
-def load_doc(d, name):
-    try:
-        return json.load(open(os.path.join(d, name)))
-    except (OSError, ValueError):
-        return None
-
-
 def gemv_beyond(doc):
     """{(shape, mode, configuration): (median us, floor us)} of one 02-gemv.json document: every
     validated configuration, isolated or chained (floor = median x mbu: bytes over that run's
@@ -127,8 +125,9 @@ def main():
         print("usage: compare.py RESULTS_DIR_A RESULTS_DIR_B (make compare A=results/h200 B=results/other)", file=sys.stderr)
         return 2
     a, b = sys.argv[1], sys.argv[2]
-    sa, sb = summaries(a), summaries(b)
-    print(f"| experiment | key | A: {device(a)} | B: {device(b)} | B / A |")
+    docs_a, docs_b = load_docs(a), load_docs(b)
+    sa, sb = summaries(docs_a), summaries(docs_b)
+    print(f"| experiment | key | A: {device(a, docs_a)} | B: {device(b, docs_b)} | B / A |")
     print("|---|---|---|---|---|")
     for key in sorted(set(sa) | set(sb)):
         va, vb = sa.get(key), sb.get(key)
@@ -138,14 +137,14 @@ def main():
         if isinstance(va, dict) or isinstance(vb, dict):
             continue
         print(f"| {key[0]} | {key[1]} | {fmt(va)} | {fmt(vb)} | {ratio} |")
-    ga, gb = load_doc(a, "02-gemv.json"), load_doc(b, "02-gemv.json")
+    ga, gb = docs_a.get("02-gemv.json"), docs_b.get("02-gemv.json")
     print_table("02-gemv: per shape and mode, the fastest configuration on each card, timed on both, "
                 "as time beyond each card's floor (median - bytes / its ceiling)",
                 ["shape", "mode", "configuration", "fastest on", "A µs", "A beyond µs", "B µs", "B beyond µs",
                  "B beyond - A beyond µs"],
                 [[shape, mode, conf, who, f"{ma:.2f}", f"{ba:.2f}", f"{mb:.2f}", f"{bb:.2f}", f"{bb - ba:+.2f}"]
                  for shape, mode, conf, who, ma, ba, mb, bb in (gemv_best_table(ga, gb) if ga and gb else [])])
-    da, db = load_doc(a, "06-decode.json"), load_doc(b, "06-decode.json")
+    da, db = docs_a.get("06-decode.json"), docs_b.get("06-decode.json")
     print_table("06-decode: time beyond the floor (median - floor, each card's floor from its own ceiling), "
                 "and B predicted as B's floor + A's time beyond A's floor",
                 ["model", "engine", "A µs", "A floor µs", "A beyond µs", "B µs", "B floor µs", "B beyond µs",
