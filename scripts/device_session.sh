@@ -24,6 +24,9 @@
 #                                              OUT/<mode>.tgz. H100 at 507ffc4: 307 s and 491 s.
 #   bash scripts/device_session.sh chainprobe OUT  02's chained-dependency probe (02-gemv/probes/chain_probe.cu),
 #                                              set SET (default pipe), its output in OUT/chain_probe-SET.txt
+#   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
+#                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
+#                                              and its SASS (OUT/release_probe.sass)
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -110,6 +113,13 @@ case $mode in
     { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; \
       build/chain_probe "${SET:-pipe}"; } 2>&1 | tee "$out/chain_probe-${SET:-pipe}.txt"
     exit "${PIPESTATUS[0]}" ;;
+  releaseprobe)
+    mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/release_probe 05-sync/probes/release_probe.cu > "$out/build.log" 2>&1 \
+      || { tail -40 "$out/build.log"; exit 1; }
+    cuobjdump -sass build/release_probe > "$out/release_probe.sass" 2>&1
+    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; \
+      build/release_probe ${QUICK:+--quick}; } 2>&1 | tee "$out/release_probe.txt"
+    exit "${PIPESTATUS[0]}" ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -121,5 +131,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, releaseprobe)" >&2; exit 2 ;;
 esac
