@@ -27,6 +27,8 @@
 //               wait: serial, the no-overlap bound
 //   relaxed     issue, arrive with red.relaxed (no release: not a correct barrier, the floor of
 //               the overlap), wait, use
+//   first       arrive (release) with nothing in flight, then issue, wait, use: the arrival before
+//               the refill (what 06 could do at a stage's end)
 // Thread 0 reads clock64 around its arrival and around its wait; the table gives per barrier the
 // launch's time over iters (events, median of 5 launches), and the mean over blocks of the arrival
 // and of the wait. If the release waits for the bytes in flight, inflight's arrival grows with
@@ -64,7 +66,7 @@
   } while (0)
 
 enum Kind { kNone, kLoads, kLoadsOthers, kBulkT0, kBulkW1, kRedShared, kRedOwn };
-enum Order { kInFlight, kLanded, kRelaxed };
+enum Order { kInFlight, kLanded, kRelaxed, kFirst };
 constexpr int kThreads = 512;
 constexpr unsigned kPiece = 4096;     // one bulk copy (06's ring slot per warp)
 constexpr int kMaxLoads = 16;         // 16-byte loads per thread at most (128 KB a block; warps 1..15: 120 KB)
@@ -132,6 +134,16 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
   for (int i = 0; i < a.iters; ++i) {
     const unsigned long long g = i;
     const size_t off = ((static_cast<size_t>(i) * n + b) * vecs) % (a.src_vecs - vecs);
+    // kFirst: the block arrives (release, nothing of this round in flight) before it issues
+    if (ORDER == kFirst) {
+      if (t0) a.payload[(g & 1) * n + b] = payload_of(g, b);
+      __syncthreads();
+      if (t0) {
+        const long long c0 = clock64();
+        scope_release_increment_u64(a.counter);
+        arrive += clock64() - c0;
+      }
+    }
     // 1. the bytes: put in flight
     uint4 v[kMaxLoads];
     const bool loader = KIND == kLoads || (KIND == kLoadsOthers && tid >= 32);
@@ -163,13 +175,13 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
       if (KIND == kRedShared || KIND == kRedOwn) __threadfence();  // landed: this thread's REDs acknowledged
     };
     if (ORDER == kLanded) use();
-    if (t0) a.payload[(g & 1) * n + b] = payload_of(g, b);
+    if (ORDER != kFirst && t0) a.payload[(g & 1) * n + b] = payload_of(g, b);
     // 3. the barrier (06's form), thread 0 timing its arrival and its wait
-    __syncthreads();
+    if (ORDER != kFirst) __syncthreads();
     if (t0) {
       const long long c0 = clock64();
       if (ORDER == kRelaxed) asm volatile("red.relaxed.gpu.global.add.u64 [%0], 1;" ::"l"(a.counter) : "memory");
-      else scope_release_increment_u64(a.counter);
+      else if (ORDER != kFirst) scope_release_increment_u64(a.counter);
       const long long c1 = clock64();
       const unsigned long long want = (g + 1) * n, ts = gtimer();
       for (unsigned k = 0; scope_acquire_load_u64(a.counter) < want; ++k) {
@@ -214,6 +226,7 @@ void add_orders(std::vector<Config>& c, const char* name, unsigned bytes) {
   c.push_back({name, KIND, "inflight", probe<KIND, kInFlight>, bytes});
   c.push_back({name, KIND, "landed", probe<KIND, kLanded>, bytes});
   c.push_back({name, KIND, "relaxed", probe<KIND, kRelaxed>, bytes});
+  c.push_back({name, KIND, "first", probe<KIND, kFirst>, bytes});
 }
 
 int main(int argc, char** argv) {
