@@ -24,6 +24,10 @@
 #                                              OUT/<mode>.tgz. H100 at 507ffc4: 307 s and 491 s.
 #   bash scripts/device_session.sh chainprobe OUT  02's chained-dependency probe (02-gemv/probes/chain_probe.cu),
 #                                              set SET (default pipe), its output in OUT/chain_probe-SET.txt
+#   bash scripts/device_session.sh chaincheck OUT   02 at 4096x4096 (make's build) and the chain probe's pipe set on
+#                                              the same card, one call: does the probe's restatement of v4
+#                                              r1 c8 pipelined chain like 02's own? OUT/02-gemv-4096-<commit>.*
+#                                              and OUT/chain_probe-pipe.txt
 #   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
 #                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
 #                                              and its SASS (OUT/release_probe.sass)
@@ -113,6 +117,16 @@ case $mode in
     { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; \
       build/chain_probe "${SET:-pipe}"; } 2>&1 | tee "$out/chain_probe-${SET:-pipe}.txt"
     exit "${PIPESTATUS[0]}" ;;
+  chaincheck)
+    t0=$(date +%s)
+    make -j16 02-gemv/gemv > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    echo "built in $(( $(date +%s) - t0 ))s"
+    rc=0
+    02-gemv/gemv --shape 4096x4096 --json "$out/02-gemv-4096-$commit.json" > "$out/02-gemv-4096-$commit.txt" 2>&1 || rc=1
+    grep -iE "pipelined|no wait|best" "$out/02-gemv-4096-$commit.txt" | grep -iE "chained|bound|best" | head -20
+    SET=pipe bash "$0" chainprobe "$out" > /dev/null || rc=1
+    grep -E "median" "$out/chain_probe-pipe.txt"
+    exit $rc ;;
   releaseprobe)
     mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/release_probe 05-sync/probes/release_probe.cu > "$out/build.log" 2>&1 \
       || { tail -40 "$out/build.log"; exit 1; }
@@ -131,5 +145,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, releaseprobe)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe)" >&2; exit 2 ;;
 esac
