@@ -1103,7 +1103,7 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8, kRingHeadCount = 16 };  // bits of DecodeArgs.ring_mode
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8, kRingHeadCount = 16, kRingHold = 32 };  // bits of DecodeArgs.ring_mode
 constexpr int kRingModes = 8;  // the bits below kRingGroupO, swept in every combination (group_o: its own kernel)
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
@@ -1187,6 +1187,13 @@ struct PieceCursor {
   }
 };
 
+// The block's hold gate (kRingHold): the last ring stage its warps may refill from before the next
+// waited barrier's arrival; INT_MAX without hold. Written by thread 0 before a block barrier.
+__device__ __forceinline__ int& ring_gate() {
+  __shared__ int gate;
+  return gate;
+}
+
 template <bool GO>
 struct WarpRing {
   const DecodeArgs& a;
@@ -1237,8 +1244,27 @@ struct WarpRing {
     ic.next(irs);
     if (ic.left <= 0) settle();
   }
+  // kRingHold (group_o's kernels only): a waited grid barrier's release waits for every byte the
+  // block has in flight, whoever requested it (05-sync's release probe), and the ring keeps up to
+  // 16 m pieces requested across every barrier. With hold, the warp does not refill past the
+  // block's gate (the last ring stage before the next waited barrier: ring_gate(), shared by the
+  // block): a slot freed past it stays empty until open(), which the barrier runs once thread 0
+  // has arrived. The empty slots are always the m - inflight after the ones in flight, so no
+  // other state is needed. Without hold the gate is INT_MAX and nothing is held.
+  __device__ bool held() const { return ist < nst && ist > ring_gate(); }
+  __device__ void open(int gate) {
+    if constexpr (GO)
+      while (static_cast<int>(inflight) < m && ist < nst && ist <= gate) {
+        const int slot = cslot + static_cast<int>(inflight);
+        issue(slot < m ? slot : slot - m);
+      }
+  }
   __device__ void start() {
-    for (int i = 0; i < m; ++i) issue(i);
+    if constexpr (GO) {
+      for (int i = 0; i < m && !held(); ++i) issue(i);
+    } else {
+      for (int i = 0; i < m; ++i) issue(i);
+    }
   }
   // The warp's next piece, once it has landed.
   __device__ const __half* wait() const {
@@ -1255,7 +1281,11 @@ struct WarpRing {
   // Done with the piece from wait(): refill its slot with the piece m ahead.
   __device__ void release() {
     __syncwarp();
-    issue(cslot);
+    if constexpr (GO) {
+      if (!held()) issue(cslot);
+    } else {
+      issue(cslot);
+    }
     advance();
   }
   // A barrier timed out: wait out the copies still in flight into this warp's slots.
@@ -1567,6 +1597,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     tl_stamp(a, 1);
     for (int i = 0; i < kRingWarps * m; ++i) bulk_bar_init(smem_u32(&bars[i]));
     bulk_bar_init_fence();
+    if constexpr (GO) ring_gate() = (a.ring_mode & kRingHold) ? 0 : INT_MAX;  // hold: layer 0's QKV only
   }
   __syncthreads();
   WarpRing<GO> q(a, ring + static_cast<size_t>(warp) * m * (kRingPieceBytes / 2), bars + warp * m, m,
@@ -1578,10 +1609,31 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     q.drain();
     return false;
   };
-  // The same barrier, loading the gain of the norm that follows it while the block waits.
+  // hold (kRingHold, group_o's kernels): between a waited barrier's arrival and its wait, a block
+  // barrier (so that no warp's request lands inside thread 0's pending release), the loads the
+  // block needs next (issue()), then the ring's held slots, up to ring stage `gate`.
+  // (The base kernel's code keeps its own spelling below: the same source, the same machine code.)
+  const bool hold = (a.ring_mode & kRingHold) != 0;
+  auto hold_open = [&](int gate, auto&& issue) {
+    if (hold) {
+      if (threadIdx.x == 0) ring_gate() = gate;
+      __syncthreads();
+    }
+    issue();
+    if (hold) q.open(gate);
+  };
+  // The same barrier, loading the gain of the norm that follows it while the block waits. With
+  // the MLP fused the waited barriers are after QKV (where 0), O (2) and down (4): after O the
+  // ring may refill up to down (st + 4), after down up to the next layer's QKV (or the logits).
   GainRegs gpre;
   auto sync_gain_or_drain = [&](int layer, int where, const __half* gain) -> bool {
-    if (grid_barrier_then(a, ++k, layer, where, &s_stop, [&] { gain_issue(gpre, gain, H); })) return true;
+    if constexpr (GO) {
+      const int gate = layer * kBarriersPerLayer + (where == 2 ? 4 : 5);
+      if (grid_barrier_then(a, ++k, layer, where, &s_stop, [&] { hold_open(gate, [&] { gain_issue(gpre, gain, H); }); }))
+        return true;
+    } else {
+      if (grid_barrier_then(a, ++k, layer, where, &s_stop, [&] { gain_issue(gpre, gain, H); })) return true;
+    }
     q.drain();
     return false;
   };
@@ -1606,6 +1658,15 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
     if constexpr (HC) {
       hc_arrive(a, ++k, r);
       if (preload) kv_issue<HD>(a, l, b, pre, true);
+    } else if constexpr (GO) {
+      if (!grid_barrier_then(a, ++k, l, 0, &s_stop, [&] {
+            hold_open(st + 2, [&] {  // hold: the ring may refill up to O
+              if (preload) kv_issue<HD>(a, l, b, pre, true);
+            });
+          })) {
+        q.drain();
+        return;
+      }
     } else if (!grid_barrier_then(a, ++k, l, 0, &s_stop, [&] {
                  if (preload) kv_issue<HD>(a, l, b, pre, true);
                })) {
@@ -1789,7 +1850,7 @@ const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
          ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingGroupO) ? "+group_o" : "") +
-         ((mode & kRingHeadCount) ? "+head_count" : "");
+         ((mode & kRingHeadCount) ? "+head_count" : "") + ((mode & kRingHold) ? "+hold" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -2364,6 +2425,10 @@ class Persistent {
     if ((mode_ & kRingHeadCount) && (stages & kStQkv)) m_.qkv_layers += static_cast<unsigned long long>(m_.shape.layers);
     if ((mode_ & kRingGroupO) && !(ring_ && go_ok_)) FAIL("the group-O mode is not available for this engine and shape");
     if ((mode_ & kRingHeadCount) && !(mode_ & kRingGroupO)) FAIL("the head-count mode is a group-O mode");
+    // hold opens the ring at the three waited barriers of group_o with the fused MLP; head_count's
+    // barrier before attention and the unfused MLP's barrier after gate/up do not open it
+    if ((mode_ & kRingHold) && ((mode_ & (kRingGroupO | kRingFusedMlp | kRingHeadCount)) != (kRingGroupO | kRingFusedMlp)))
+      FAIL("the hold mode is a group-O mode with the fused MLP, without head_count");
     void* args[] = {&a};
     const void* fn = (mode_ & kRingHeadCount) ? fn_hc_ : (mode_ & kRingGroupO) ? fn_go_ : fn_;
     CHECK_CUDA(cudaLaunchCooperativeKernel(fn, dim3(blocks_), dim3(threads_), args, smem_, s));
@@ -2837,7 +2902,8 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     for (int mode = 0; mode < kRingModes; ++mode) modes.push_back(mode);
     // group_o beside the two deals with the K/V preload and the fused MLP (the kept modes of every run since a5c52b2)
     // (and each with the barrier before attention made a count per KV head: head_count)
-    for (int hc : {0, static_cast<int>(kRingHeadCount)})
+    // (and each with the ring held at every waited barrier until the block has arrived: hold)
+    for (int hc : {0, static_cast<int>(kRingHeadCount), static_cast<int>(kRingHold)})
       for (int mode : {kRingPreloadKv | kRingFusedMlp, kRingBalanced | kRingPreloadKv | kRingFusedMlp})
         if (ring->go_ok()) modes.push_back(mode | kRingGroupO | hc);
     for (int mode : modes) {
@@ -2858,11 +2924,12 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     std::vector<int> tl_modes;
     if (kept != kRingPreloadKv) tl_modes.push_back(kRingPreloadKv);
     tl_modes.push_back(kept);
-    // (and of the best head_count mode and the best group_o mode without it, each when it ran and lost)
-    for (int hc : {0, static_cast<int>(kRingHeadCount)}) {
+    // (and of the best head_count mode, the best hold mode and the best group_o mode with neither,
+    // each when it ran and lost)
+    for (int hc : {0, static_cast<int>(kRingHeadCount), static_cast<int>(kRingHold)}) {
       int best_go = -1;
       for (const auto& p : ring_sweep)
-        if ((p.first & kRingGroupO) && (p.first & kRingHeadCount) == hc &&
+        if ((p.first & kRingGroupO) && (p.first & (kRingHeadCount | kRingHold)) == hc &&
             (best_go < 0 || p.second.median < ring_sweep[best_go].second.median))
           best_go = static_cast<int>(&p - ring_sweep.data());
       if (best_go >= 0 && ring_sweep[best_go].first != kept) tl_modes.push_back(ring_sweep[best_go].first);
