@@ -1612,7 +1612,9 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   // hold (kRingHold, group_o's kernels): between a waited barrier's arrival and its wait, a block
   // barrier (so that no warp's request lands inside thread 0's pending release), the loads the
   // block needs next (issue()), then the ring's held slots, up to ring stage `gate`.
-  // (The base kernel's code keeps its own spelling below: the same source, the same machine code.)
+  // The base kernel's barrier calls keep their own spelling below (if constexpr): routed through
+  // hold_open, even with hold a constant false there, NVVM emitted different PTX for it (9e08e08's
+  // review, checked against the PTX of 43652a4); spelled apart, its PTX is unchanged.
   const bool hold = (a.ring_mode & kRingHold) != 0;
   auto hold_open = [&](int gate, auto&& issue) {
     if (hold) {
