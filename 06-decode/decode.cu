@@ -909,8 +909,10 @@ __device__ __forceinline__ void barrier_pass(const DecodeArgs& a, int k) {
 }
 
 // grid_barrier with work between the block's arrival and its wait: between() runs on every thread
-// once thread 0 has arrived (so the arrival's release never waits for loads that between() puts
-// in flight: a release orders, and so waits for, every earlier access of its thread).
+// after the block barrier, thread 0's after its arrival. Only thread 0's own loads in between()
+// are sure to come after its release: the other warps run between() while the release may still
+// be pending, and 05-sync's release probe found that requests made then, by any warp, hold it too
+// (group_o's hold mode puts a block barrier after the arrival, in hold_open).
 template <class F>
 __device__ __forceinline__ bool grid_barrier_then(const DecodeArgs& a, int k, int layer, int where, int* s_stop, F&& between) {
   __syncthreads();
