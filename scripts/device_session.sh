@@ -27,7 +27,8 @@
 #   bash scripts/device_session.sh chaincheck OUT   02 at 4096x4096 (make's build) and the chain probe's pipe set on
 #                                              the same card, one call: does the probe's restatement of v4
 #                                              r1 c8 pipelined chain like 02's own? OUT/02-gemv-4096-<commit>.*
-#                                              and OUT/chain_probe-pipe.txt
+#                                              and OUT/chain_probe-pipe.txt (32 copies of W), then
+#                                              OUT/chain_probe-pipe-copiesN.txt (02's N copies: 02's harness)
 #   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
 #                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
 #                                              and its SASS (OUT/release_probe.sass)
@@ -126,6 +127,13 @@ case $mode in
     grep -iE "pipelined|no wait|best" "$out/02-gemv-4096-$commit.txt" | grep -iE "chained|bound|best" | head -20
     SET=pipe bash "$0" chainprobe "$out" > /dev/null || rc=1
     grep -E "median" "$out/chain_probe-pipe.txt"
+    # and with as many rotating copies of W as 02 used on this card (4x its L2): the same harness
+    cp=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(max(r.get('weight_copies', 0) for r in d['rows']))" \
+         "$out/02-gemv-4096-$commit.json" 2>/dev/null || echo 0)
+    if [ "${cp:-0}" -ge 2 ]; then
+      build/chain_probe pipe "$cp" > "$out/chain_probe-pipe-copies$cp.txt" 2>&1 || rc=1
+      grep -E "copies|median" "$out/chain_probe-pipe-copies$cp.txt"
+    fi
     exit $rc ;;
   releaseprobe)
     mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/release_probe 05-sync/probes/release_probe.cu > "$out/build.log" 2>&1 \

@@ -10,7 +10,10 @@
 // race on y by construction (they are bounds) and are only timed.
 //
 //   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
-//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe
+//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe [COPIES]
+//   COPIES: rotating copies of W, 2-64 (default 32, 1.07 GB); 02-gemv rotates enough for 4x the L2
+//   (7 on an H100, 8 on an H200), and its pipelined r1 c8 chains closer to its bound than the pipe
+//   set's restatement does on the same card: with 02's count the harness is the same as 02's there.
 //
 // The sets (each a question): prefetch (more of the next GEMV's weights requested around the wait:
 // L2 prefetch or shared memory, before or after it), delay (the first loads issued later: after a
@@ -406,16 +409,27 @@ __global__ void fill(__half* p, size_t n, uint32_t seed, float scale) {
 static unsigned* g_claim_host;
 typedef void (*KF)(const __half*, const __half*, __half*, int, int, unsigned*, unsigned, int);
 int main(int argc, char** argv) {
+  int copies = 32;
   {
-    const std::string a = argc == 2 ? argv[1] : "";
+    const std::string a = argc == 2 || argc == 3 ? argv[1] : "";
     if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe") {
-      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe\n");
+      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe [COPIES]\n");
       return 2;
+    }
+    if (argc == 3) {
+      char* end = nullptr;
+      const long c = strtol(argv[2], &end, 10);
+      if (end == argv[2] || *end != '\0' || c < 2 || c > 64) {
+        fprintf(stderr, "chain_probe: bad COPIES '%s': an integer in [2, 64]\n", argv[2]);
+        return 2;
+      }
+      copies = static_cast<int>(c);
     }
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) { printf("chain_probe: skipped (no GPU)\n"); return 77; }
   }
-  const int N = 4096, K = 4096, copies = 32, launches = 200;
+  const int N = 4096, K = 4096, launches = 200;
+  printf("chain_probe: %d rotating copies of W (%.2f GB)\n", copies, 2.0 * N * K * copies / 1e9);
   const size_t per = (size_t)N * K;
   __half *W, *x, *y;
   CK(cudaMalloc(&W, per * copies * 2)); CK(cudaMalloc(&x, K * 2)); CK(cudaMalloc(&y, N * 2));
@@ -496,7 +510,7 @@ int main(int argc, char** argv) {
       vs.push_back({"pipe chain pf", kpipe<true, true, true, false>, true, g2, t2, 0, -1, 1});
     }
   } else {
-    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe\n");
+    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe [COPIES]\n");
     return 2;
   }
   for (auto& v : vs) if (v.smem > 48 * 1024) CK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
