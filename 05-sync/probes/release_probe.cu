@@ -88,18 +88,8 @@ struct Args {
   unsigned long long timeout_ns;
 };
 
-__device__ __forceinline__ unsigned long long gtimer() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
-// 06's residual add: atomicAdd of a float4 whose result is unused (RED.E.ADD.F32x4 on sm_90).
+// 06's residual add: atomicAdd of a float4 whose result is unused (in the SASS of 85960666de27
+// ATOMG.E.ADD.F32x4 with the result discarded, not a REDG).
 __device__ __forceinline__ void red_v4(float* p, float v) {
   atomicAdd(reinterpret_cast<float4*>(p), make_float4(v, v, v, v));
 }
@@ -108,6 +98,15 @@ __device__ __forceinline__ unsigned long long sum4(const uint4& v) {
 }
 __device__ __forceinline__ unsigned payload_of(unsigned long long g, int b) {
   return static_cast<unsigned>(g * 2654435761ull + b * 40503u + 1u);
+}
+
+// The weight stream's 16-byte load (common/chain.h's chain_weight_load is the same instruction,
+// but chain.h brings stream_read.h's 66 kernels with it).
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+  return v;
 }
 
 template <int KIND, int ORDER>
@@ -125,12 +124,12 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
   if (t0) {
     s_fail = 0;
     if (kBulk) { bulk_bar_init(smem_u32(&bar)); bulk_bar_init_fence(); }
-    if (b == 0) { a.clk[0] = clock64(); a.clk[1] = gtimer(); }
+    if (b == 0) { a.clk[0] = clock64(); a.clk[1] = port_const_clock(); }
   }
   __syncthreads();
   unsigned long long words = 0, arrive = 0, wait = 0, stale = 0;
   float* red = KIND == kRedOwn ? a.red + static_cast<size_t>(b) * kRedFloats : a.red;
-  const unsigned long long t_start = gtimer();
+  const unsigned long long t_start = port_const_clock();
   for (int i = 0; i < a.iters; ++i) {
     const unsigned long long g = i;
     const size_t off = ((static_cast<size_t>(i) * n + b) * vecs) % (a.src_vecs - vecs);
@@ -183,9 +182,9 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
       if (ORDER == kRelaxed) asm volatile("red.relaxed.gpu.global.add.u64 [%0], 1;" ::"l"(a.counter) : "memory");
       else if (ORDER != kFirst) scope_release_increment_u64(a.counter);
       const long long c1 = clock64();
-      const unsigned long long want = (g + 1) * n, ts = gtimer();
+      const unsigned long long want = (g + 1) * n, ts = port_const_clock();
       for (unsigned k = 0; scope_acquire_load_u64(a.counter) < want; ++k) {
-        if ((k & 63) == 63 && (*reinterpret_cast<volatile unsigned*>(a.abort_flag) || gtimer() - ts > a.timeout_ns)) {
+        if ((k & 63) == 63 && (*reinterpret_cast<volatile unsigned*>(a.abort_flag) || port_const_clock() - ts > a.timeout_ns)) {
           if (atomicCAS(a.abort_flag, 0u, 1u) == 0u) { a.err[0] = 1; a.err[1] = b; a.err[2] = g; }
           s_fail = 1;
           break;
@@ -208,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
     a.out[b * 4 + 0] = arrive;
     a.out[b * 4 + 1] = wait;
     a.out[b * 4 + 2] = stale;
-    if (b == 0) { a.clk[2] = clock64(); a.clk[3] = gtimer(); }
+    if (b == 0) { a.clk[2] = clock64(); a.clk[3] = port_const_clock(); }
   }
 }
 
