@@ -42,6 +42,18 @@ mkdir -p "$out"
 # binaries from them by itself (since bc4630e, so a make outside this script does too); here the
 # commit only names the files of headline and chainprobe.
 commit=$(cat .git-commit 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# The probes beside the experiments (NN-name/probes/NAME.cu, sm_90, not in make): build_probe NAME
+# SRC builds build/NAME by the command in their headers; probe_out FILE CMD... runs CMD with the
+# card, its clocks and the commit first, all of it into OUT/FILE and stdout; CMD's exit status.
+build_probe() {
+  mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o "build/$1" "$2" > "$out/build.log" 2>&1 \
+    || { tail -40 "$out/build.log"; exit 1; }
+}
+probe_out() {
+  local file=$1; shift
+  { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; "$@"; } 2>&1 | tee "$out/$file"
+  return "${PIPESTATUS[0]}"
+}
 case $mode in
   check)
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -113,11 +125,9 @@ case $mode in
     tar czf "$out/sanitize06.tgz" build/sanitize
     exit $rc ;;
   chainprobe)
-    mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu > "$out/build.log" 2>&1 \
-      || { tail -40 "$out/build.log"; exit 1; }
-    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; \
-      build/chain_probe "${SET:-pipe}"; } 2>&1 | tee "$out/chain_probe-${SET:-pipe}.txt"
-    exit "${PIPESTATUS[0]}" ;;
+    build_probe chain_probe 02-gemv/probes/chain_probe.cu
+    probe_out "chain_probe-${SET:-pipe}.txt" build/chain_probe "${SET:-pipe}"
+    exit $? ;;
   chaincheck)
     t0=$(date +%s)
     make -j16 02-gemv/gemv > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -125,23 +135,22 @@ case $mode in
     rc=0
     02-gemv/gemv --shape 4096x4096 --json "$out/02-gemv-4096-$commit.json" > "$out/02-gemv-4096-$commit.txt" 2>&1 || rc=1
     grep -iE "pipelined|no wait|best" "$out/02-gemv-4096-$commit.txt" | grep -iE "chained|bound|best" | head -20
-    SET=pipe bash "$0" chainprobe "$out" > /dev/null || rc=1
+    build_probe chain_probe 02-gemv/probes/chain_probe.cu
+    probe_out chain_probe-pipe.txt build/chain_probe pipe > /dev/null || rc=1
     grep -E "median" "$out/chain_probe-pipe.txt"
     # and with as many rotating copies of W as 02 used on this card (4x its L2): the same harness
-    cp=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(max(r.get('weight_copies', 0) for r in d['rows']))" \
-         "$out/02-gemv-4096-$commit.json" 2>/dev/null || echo 0)
-    if [ "${cp:-0}" -ge 2 ]; then
-      build/chain_probe pipe "$cp" > "$out/chain_probe-pipe-copies$cp.txt" 2>&1 || rc=1
-      grep -E "copies|median" "$out/chain_probe-pipe-copies$cp.txt"
+    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(max(r.get('weight_copies', 0) for r in d['rows']))" \
+             "$out/02-gemv-4096-$commit.json" 2>/dev/null || echo 0)
+    if [ "${copies:-0}" -ge 2 ]; then
+      probe_out "chain_probe-pipe-copies$copies.txt" build/chain_probe pipe "$copies" > /dev/null || rc=1
+      grep -E "copies|median" "$out/chain_probe-pipe-copies$copies.txt"
     fi
     exit $rc ;;
   releaseprobe)
-    mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/release_probe 05-sync/probes/release_probe.cu > "$out/build.log" 2>&1 \
-      || { tail -40 "$out/build.log"; exit 1; }
+    build_probe release_probe 05-sync/probes/release_probe.cu
     cuobjdump -sass build/release_probe > "$out/release_probe.sass" 2>&1
-    { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; \
-      build/release_probe ${QUICK:+--quick}; } 2>&1 | tee "$out/release_probe.txt"
-    exit "${PIPESTATUS[0]}" ;;
+    probe_out release_probe.txt build/release_probe ${QUICK:+--quick}
+    exit $? ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
