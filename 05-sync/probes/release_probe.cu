@@ -21,6 +21,9 @@
 //   red_shared  every thread: float4 REDs (atomicAdd of a float4, result unused) into one 8 KB array all
 //               blocks share (06's residual add before the barrier after O and down)
 //   red_own     the same REDs into an array of the block's own
+//   pf_bulk     thread 0 asks L2 for the bytes (cp.async.bulk.prefetch.L2, 4 KB each); nothing comes
+//               back to the SM. Using them: every thread then loads them (16-byte ld.global.nc)
+//   pf_lines    the same by every thread, prefetch.global.L2 of one 128-byte line at a time
 // and in one of three orders:
 //   inflight    issue, arrive (release), wait, then use the bytes: what 06 does
 //   landed      issue, use the bytes (wait for them; REDs: every thread's __threadfence), arrive,
@@ -65,7 +68,7 @@
     }                                                                                             \
   } while (0)
 
-enum Kind { kNone, kLoads, kLoadsOthers, kBulkT0, kBulkW1, kRedShared, kRedOwn };
+enum Kind { kNone, kLoads, kLoadsOthers, kBulkT0, kBulkW1, kRedShared, kRedOwn, kPfBulk, kPfLines };
 enum Order { kInFlight, kLanded, kRelaxed, kFirst };
 constexpr int kThreads = 512;
 constexpr unsigned kPiece = 4096;     // one bulk copy (06's ring slot per warp)
@@ -160,6 +163,13 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
     }
     if (KIND == kRedShared || KIND == kRedOwn)
       for (unsigned k = tid; k < a.bytes / 16; k += kThreads) red_v4(red + (k % (kRedFloats / 4)) * 4, 1.0f);
+    if (KIND == kPfBulk && t0)
+      for (unsigned p = 0; p < a.bytes / kPiece; ++p)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a.src + off + p * (kPiece / 16)), "r"(kPiece)
+                     : "memory");
+    if (KIND == kPfLines)
+      for (unsigned k = tid; k < a.bytes / 128; k += kThreads)
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(a.src + off + k * 8) : "memory");
     // 2. use them (landed) or not yet
     auto use = [&]() {
       if (loader) {
@@ -172,6 +182,11 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
         for (unsigned k = tid; k < vecs; k += kThreads) words += sum4(smem[k]);
       }
       if (KIND == kRedShared || KIND == kRedOwn) __threadfence();  // landed: this thread's REDs acknowledged
+      if (KIND == kPfBulk || KIND == kPfLines) {  // the prefetched bytes, loaded (from L2 if they are there)
+#pragma unroll
+        for (int j = 0; j < kMaxLoads; ++j)
+          if (j < per_thread) words += sum4(ld_stream(a.src + off + static_cast<size_t>(j) * kThreads + tid));
+      }
     };
     if (ORDER == kLanded) use();
     if (ORDER != kFirst && t0) a.payload[(g & 1) * n + b] = payload_of(g, b);
@@ -272,6 +287,10 @@ int main(int argc, char** argv) {
   for (unsigned kb : {60u, 120u}) add_orders<kLoadsOthers>(cs, "loads_w1+", kb * 1024);  // 15 warps: whole loads
   add_orders<kRedShared>(cs, "red_shared", kRedFloats * 4);
   add_orders<kRedOwn>(cs, "red_own", kRedFloats * 4);
+  for (unsigned kb : {64u, 128u}) {
+    add_orders<kPfBulk>(cs, "pf_bulk", kb * 1024);
+    add_orders<kPfLines>(cs, "pf_lines", kb * 1024);
+  }
 
   cudaStream_t s;
   CK(cudaStreamCreate(&s));
@@ -287,7 +306,8 @@ int main(int argc, char** argv) {
     const bool bulk = c.kind == kBulkT0 || c.kind == kBulkW1;
     const size_t dyn = bulk ? c.bytes : 0;
     const int loaders = c.kind == kLoadsOthers ? kThreads - 32 : kThreads;
-    if ((c.kind == kLoads || c.kind == kLoadsOthers) && (c.bytes / 16 % loaders || c.bytes / 16 / loaders > kMaxLoads)) {
+    const bool loads = c.kind == kLoads || c.kind == kLoadsOthers || c.kind == kPfBulk || c.kind == kPfLines;
+    if (loads && (c.bytes / 16 % loaders || c.bytes / 16 / loaders > kMaxLoads)) {
       std::fprintf(stderr, "error: %s %u bytes is not a whole number of loads per thread\n", c.kind_name, c.bytes);
       return kExitUsage;
     }
