@@ -32,6 +32,9 @@
 #   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
 #                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
 #                                              and its SASS (OUT/release_probe.sass)
+#   bash scripts/device_session.sh latencyprobe OUT  05's loaded-latency probe (05-sync/probes/loaded_latency.cu):
+#                                              a dependent load's round trip, L2 hit and DRAM miss, on SMs that
+#                                              stream and on SMs that do not; OUT/loaded_latency.txt
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -151,6 +154,11 @@ case $mode in
     cuobjdump -sass build/release_probe > "$out/release_probe.sass" 2>&1
     probe_out release_probe.txt build/release_probe ${QUICK:+--quick}
     exit $? ;;
+  latencyprobe)
+    build_probe loaded_latency 05-sync/probes/loaded_latency.cu
+    cuobjdump -sass build/loaded_latency > "$out/loaded_latency.sass" 2>&1
+    probe_out loaded_latency.txt build/loaded_latency ${QUICK:+--quick}
+    exit $? ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -162,5 +170,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, latencyprobe)" >&2; exit 2 ;;
 esac

@@ -1,0 +1,260 @@
+// loaded_latency: what one dependent load costs while the GPU streams, on an SM that streams and
+// on one that does not. An exploratory probe beside 05-sync, not a suite result: its figures are
+// quoted on results/05-sync.md with the raw output they come from, never in 05-sync.json.
+//
+// The question comes from 06-decode and from release_probe: in a decode step every stage waits on
+// a few dependent round trips (the barrier's poll, the residual's read, x into shared memory), and
+// with the weight stream running each one took microseconds, not the half microsecond of an idle
+// GPU (release_probe: a relaxed barrier's wait 0.54 us with nothing in flight, 4.69 us at 128 KB a
+// block). Is that the SM's own queue (its round trip waits behind the bytes it asked for itself),
+// or the memory system's (everyone's round trips wait behind everyone's bytes)? If it is the SM's
+// own, a kernel that leaves some SMs out of the stream can run its dependent chain there at the
+// idle latency; if it is the system's, no placement helps and only fewer bytes in flight do.
+//
+// One block of 512 threads per SM (shared memory sized so that no second block fits). Blocks
+// 0..S-1 stream: warps 1..15 of each load a 1 GiB source with 16-byte ld.global.nc, D loads per
+// thread in flight (D x 7.5 KB a block), summing what they load, until every block's chase is done.
+// In every block, warp 0's lane 0 waits 20 us (the stream ramps up), then times two pointer chases
+// with %globaltimer (ns): `hops` dependent loads in a 64 KB ring that L2 holds (every block walks
+// the same ring from the same line, the previous launch warmed it, and the stream's loads carry
+// L2::evict_first so that they do not push it out), and `hops` in a 256 MB ring (4x the L2 of an H200), 128-byte lines in a random single-cycle order (Sattolo),
+// so each hop is a miss with no locality. Blocks S.. do nothing else: the idle SMs.
+//
+// Correct before timed: every chase's last index must equal the host's walk of the same ring, and
+// every streaming thread's word sum what it loaded (the source is all 0x01 bytes). The streamers
+// stop on a counter of finished chases, and every spin has a %globaltimer timeout (error, exit 1).
+//
+//   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/loaded_latency 05-sync/probes/loaded_latency.cu
+//   build/loaded_latency [--quick]
+// sm_90 only (PTX inline); no HIP build.
+#include <cuda_runtime.h>
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+#include "../../common/exitcodes.h"
+#include "../../common/port.h"  // port_const_clock: %globaltimer
+
+#define CK(x)                                                                                     \
+  do {                                                                                            \
+    cudaError_t e_ = (x);                                                                         \
+    if (e_ != cudaSuccess) {                                                                      \
+      std::fprintf(stderr, "error: %s at line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));   \
+      std::exit(kExitFailure);                                                                    \
+    }                                                                                             \
+  } while (0)
+
+constexpr int kThreads = 512;
+constexpr unsigned kLine = 128;             // bytes per chase hop (one line)
+constexpr unsigned kWordOnes = 0x01010101u;
+
+struct Args {
+  const uint4* src;                  // 1 GiB of 0x01 bytes
+  size_t src_vecs;
+  const unsigned* ring_l2;           // next line index at each line's first word
+  const unsigned* ring_dram;
+  unsigned l2_lines, dram_lines;
+  int streamers, hops;
+  unsigned* done;                    // chases finished (fresh: 0)
+  unsigned long long* out;           // per block: [0] l2 chase ns, [1] dram chase ns, [2] l2 end, [3] dram end,
+                                     // [4] bytes streamed, [5] word sum, [6] stream ns, [7] timeout
+  unsigned long long timeout_ns;
+};
+
+// The stream's 16-byte load, marked evict-first in L2 (a cache policy: sm_90's ptxas takes the
+// L2::evict_first qualifier on ld only for 32-byte vectors).
+__device__ __forceinline__ unsigned long long evict_first_policy() {
+  unsigned long long pol;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+__device__ __forceinline__ uint4 ld_stream(const uint4* p, unsigned long long pol) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::cache_hint.v4.u32 {%0,%1,%2,%3}, [%4], %5;"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
+  return v;
+}
+// One hop: the load's address depends on the previous load (.cg: L2, never L1).
+__device__ __forceinline__ unsigned ld_hop(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ unsigned long long chase(const unsigned* ring, unsigned& idx, int hops) {
+  const unsigned long long t0 = port_const_clock();
+  for (int h = 0; h < hops; ++h) idx = ld_hop(ring + static_cast<size_t>(idx) * (kLine / 4));
+  return port_const_clock() - t0;
+}
+
+template <int D>
+__global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
+  const int tid = threadIdx.x, b = blockIdx.x, n = gridDim.x;
+  unsigned long long* o = a.out + static_cast<size_t>(b) * 8;
+  const unsigned long long t0 = port_const_clock();
+  if (tid == 0) {
+    while (port_const_clock() - t0 < 20000) {}  // 20 us: the stream ramps up
+    unsigned i2 = 0, id = 0;
+    o[0] = chase(a.ring_l2, i2, a.hops);
+    o[1] = chase(a.ring_dram, id, a.hops);
+    o[2] = i2;
+    o[3] = id;
+    atomicAdd(a.done, 1u);
+  } else if (tid >= 32 && b < a.streamers) {
+    const int li = tid - 32, loaders = kThreads - 32;
+    const size_t per_round = static_cast<size_t>(loaders) * D;
+    size_t off = (static_cast<size_t>(b) * 7919 * per_round) % (a.src_vecs - per_round);
+    unsigned long long words = 0, rounds = 0;
+    const unsigned long long pol = evict_first_policy();
+    for (;;) {
+      uint4 v[D];
+#pragma unroll
+      for (int j = 0; j < D; ++j) v[j] = ld_stream(a.src + off + static_cast<size_t>(j) * loaders + li, pol);
+#pragma unroll
+      for (int j = 0; j < D; ++j) words += static_cast<unsigned long long>(v[j].x) + v[j].y + v[j].z + v[j].w;
+      ++rounds;
+      off += static_cast<size_t>(n) * per_round;
+      if (off + per_round > a.src_vecs) off %= a.src_vecs - per_round;
+      if ((rounds & 7) == 0) {
+        if (*reinterpret_cast<volatile unsigned*>(a.done) >= static_cast<unsigned>(n)) break;
+        if (port_const_clock() - t0 > a.timeout_ns) { o[7] = 1; break; }
+      }
+    }
+    const unsigned long long t1 = port_const_clock();
+    for (int s = 16; s > 0; s /= 2) {
+      words += __shfl_xor_sync(0xffffffffu, words, s);
+      rounds += __shfl_xor_sync(0xffffffffu, rounds, s);
+    }
+    if ((tid & 31) == 0) {
+      atomicAdd(&o[4], rounds * D * 16);
+      atomicAdd(&o[5], words);
+      if (tid == 32) o[6] = t1 - t0;
+    }
+  }
+}
+
+typedef void (*KernelFn)(Args);
+
+// A ring of `lines` 128-byte lines in one random cycle (Sattolo), as device memory; the host's walk
+// of `hops` from line 0 in `last`.
+static unsigned* make_ring(unsigned lines, int hops, std::mt19937_64& rng, unsigned& last) {
+  std::vector<unsigned> next(lines);
+  for (unsigned i = 0; i < lines; ++i) next[i] = i;
+  for (unsigned i = lines - 1; i > 0; --i) std::swap(next[i], next[std::uniform_int_distribution<unsigned>(0, i - 1)(rng)]);
+  std::vector<unsigned> img(static_cast<size_t>(lines) * (kLine / 4), 0);
+  for (unsigned i = 0; i < lines; ++i) img[static_cast<size_t>(i) * (kLine / 4)] = next[i];
+  last = 0;
+  for (int h = 0; h < hops; ++h) last = next[last];
+  unsigned* d;
+  CK(cudaMalloc(&d, img.size() * 4));
+  CK(cudaMemcpy(d, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
+  return d;
+}
+
+int main(int argc, char** argv) {
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
+    else {
+      std::fprintf(stderr, "usage: loaded_latency [--quick]\n");
+      return kExitUsage;
+    }
+  }
+  int ndev = 0;
+  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+    std::printf("loaded_latency: skipped (no GPU)\n");
+    return kExitNoGpu;
+  }
+  cudaDeviceProp prop;
+  CK(cudaGetDeviceProperties(&prop, 0));
+  const int n = prop.multiProcessorCount;
+  const int hops = quick ? 200 : 2000, reps = quick ? 2 : 5;
+  const size_t src_bytes = size_t(1) << 30;
+  uint4* src;
+  CK(cudaMalloc(&src, src_bytes));
+  CK(cudaMemset(src, 0x01, src_bytes));
+  std::mt19937_64 rng(20261206);
+  unsigned last_l2 = 0, last_dram = 0;
+  const unsigned l2_lines = (64u << 10) / kLine, dram_lines = (256u << 20) / kLine;
+  unsigned* ring_l2 = make_ring(l2_lines, hops, rng, last_l2);
+  unsigned* ring_dram = make_ring(dram_lines, hops, rng, last_dram);
+  unsigned* done;
+  unsigned long long* out;
+  CK(cudaMalloc(&done, 4));
+  CK(cudaMalloc(&out, size_t(n) * 8 * 8));
+  // One block per SM: more shared memory than half an SM's.
+  const int dyn = static_cast<int>(prop.sharedMemPerMultiprocessor / 2 + 1024);
+
+  struct Config { int depth; KernelFn fn; };
+  const Config depths[] = {{2, probe<2>}, {4, probe<4>}, {8, probe<8>}, {16, probe<16>}};
+  std::vector<int> streamer_counts = {0, n / 4, n / 2, 3 * n / 4, n - 1, n};
+  std::printf("loaded_latency: %s, %d SMs, one block of %d threads per SM (warps 1-15 stream), %d hops per chase, "
+              "median of %d launches\n", prop.name, n, kThreads, hops, reps);
+  std::printf("%9s %12s %9s %12s %12s %14s %14s\n", "streaming", "KB/SM asked", "GB/s", "L2 hop busy", "L2 hop idle",
+              "DRAM hop busy", "DRAM hop idle");
+  std::printf("%9s %12s %9s %12s %12s %14s %14s\n", "SMs", "", "", "ns", "ns", "ns", "ns");
+  int failures = 0;
+  for (const Config& c : depths) {
+    CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c.fn, kThreads, dyn));
+    if (per_sm != 1) {
+      std::fprintf(stderr, "error: %d blocks per SM, not 1\n", per_sm);
+      return kExitFailure;
+    }
+    for (int S : streamer_counts) {
+      if (S == 0 && c.depth != depths[0].depth) continue;  // nothing streams: once
+      std::vector<double> l2b, l2i, drb, dri, gbs;
+      std::vector<unsigned long long> h(size_t(n) * 8);
+      for (int r = 0; r < reps + 1; ++r) {  // launch 0: warms L2 with the small ring, not timed
+        CK(cudaMemset(done, 0, 4));
+        CK(cudaMemset(out, 0, size_t(n) * 8 * 8));
+        Args a = {src, src_bytes / 16, ring_l2, ring_dram, l2_lines, dram_lines, S, hops, done, out, 2000000000ull};
+        void* args[] = {&a};
+        // cooperative: every block resident at once, which the done counter needs
+        CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c.fn), dim3(n), dim3(kThreads), args, dyn, 0));
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(h.data(), out, h.size() * 8, cudaMemcpyDeviceToHost));
+        int bad = 0;
+        unsigned long long bytes = 0, ns = 0;
+        for (int b = 0; b < n; ++b) {
+          const unsigned long long* o = &h[size_t(b) * 8];
+          bad += o[2] != last_l2 || o[3] != last_dram || o[7] != 0;
+          if (b < S) {
+            bad += o[5] != o[4] / 4 * kWordOnes || o[4] == 0;
+            bytes += o[4];
+            ns = std::max(ns, o[6]);
+          }
+        }
+        if (bad) {
+          std::fprintf(stderr, "error: depth %d, %d streaming: %d blocks with a wrong chase end, word sum or a timeout\n",
+                       c.depth, S, bad);
+          ++failures;
+          break;
+        }
+        if (r == 0) continue;
+        double sb = 0, si = 0, db = 0, di = 0;
+        int nb = 0, ni = 0;
+        for (int b = 0; b < n; ++b) {
+          const unsigned long long* o = &h[size_t(b) * 8];
+          if (b < S) { sb += o[0]; db += o[1]; ++nb; }
+          else { si += o[0]; di += o[1]; ++ni; }
+        }
+        l2b.push_back(nb ? sb / nb / hops : 0);
+        l2i.push_back(ni ? si / ni / hops : 0);
+        drb.push_back(nb ? db / nb / hops : 0);
+        dri.push_back(ni ? di / ni / hops : 0);
+        gbs.push_back(ns ? double(bytes) / ns : 0);
+      }
+      if (gbs.size() != static_cast<size_t>(reps)) continue;
+      auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+      auto cell = [&](const std::vector<double>& v, bool have) { return have ? med(v) : -1.0; };
+      std::printf("%9d %12.1f %9.0f %12.0f %12.0f %14.0f %14.0f\n", S, S ? c.depth * 7.5 : 0.0, med(gbs),
+                  cell(l2b, S > 0), cell(l2i, S < n), cell(drb, S > 0), cell(dri, S < n));
+      std::fflush(stdout);
+    }
+  }
+  std::printf("loaded_latency: %s\n", failures ? "FAILED" : "every launch checked (chase ends, word sums); -1: no such SM");
+  return failures ? kExitFailure : kExitOk;
+}
