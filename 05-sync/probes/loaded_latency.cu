@@ -56,6 +56,7 @@ struct Args {
   const unsigned* ring_l2;           // next line index at each line's first word
   const unsigned* ring_dram;
   unsigned l2_lines, dram_lines;
+  const unsigned* dram_start;        // per block: where its DRAM chase starts (apart on the cycle)
   int streamers, hops;
   unsigned* done;                    // chases finished (fresh: 0)
   unsigned long long* out;           // per block: [0] l2 chase ns, [1] dram chase ns, [2] l2 end, [3] dram end,
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
   const unsigned long long t0 = port_const_clock();
   if (tid == 0) {
     while (port_const_clock() - t0 < 20000) {}  // 20 us: the stream ramps up
-    unsigned i2 = 0, id = 0;
+    unsigned i2 = 0, id = a.dram_start[b];
     o[0] = chase(a.ring_l2, i2, a.hops);
     o[1] = chase(a.ring_dram, id, a.hops);
     o[2] = i2;
@@ -136,16 +137,25 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
 
 typedef void (*KernelFn)(Args);
 
-// A ring of `lines` 128-byte lines in one random cycle (Sattolo), as device memory; the host's walk
-// of `hops` from line 0 in `last`.
-static unsigned* make_ring(unsigned lines, int hops, std::mt19937_64& rng, unsigned& last) {
+// A ring of `lines` 128-byte lines in one random cycle (Sattolo), as device memory. starts[i]: line
+// i * lines / starts.size() steps along the cycle from line 0 (so that no two chases starting there
+// meet within `hops`); ends[i]: the line `hops` steps after starts[i] (the host's walk).
+static unsigned* make_ring(unsigned lines, int hops, std::mt19937_64& rng, std::vector<unsigned>& starts,
+                           std::vector<unsigned>& ends) {
   std::vector<unsigned> next(lines);
   for (unsigned i = 0; i < lines; ++i) next[i] = i;
   for (unsigned i = lines - 1; i > 0; --i) std::swap(next[i], next[std::uniform_int_distribution<unsigned>(0, i - 1)(rng)]);
   std::vector<unsigned> img(static_cast<size_t>(lines) * (kLine / 4), 0);
   for (unsigned i = 0; i < lines; ++i) img[static_cast<size_t>(i) * (kLine / 4)] = next[i];
-  last = 0;
-  for (int h = 0; h < hops; ++h) last = next[last];
+  const size_t k = starts.size(), spacing = lines / k;
+  unsigned at = 0;
+  for (size_t i = 0; i < k; ++i) {
+    starts[i] = at;
+    unsigned e = at;
+    for (int h = 0; h < hops; ++h) e = next[e];
+    ends[i] = e;
+    for (size_t s = 0; s < spacing; ++s) at = next[at];
+  }
   unsigned* d;
   CK(cudaMalloc(&d, img.size() * 4));
   CK(cudaMemcpy(d, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
@@ -175,10 +185,13 @@ int main(int argc, char** argv) {
   CK(cudaMalloc(&src, src_bytes));
   CK(cudaMemset(src, 0x01, src_bytes));
   std::mt19937_64 rng(20261206);
-  unsigned last_l2 = 0, last_dram = 0;
   const unsigned l2_lines = (64u << 10) / kLine, dram_lines = (256u << 20) / kLine;
-  unsigned* ring_l2 = make_ring(l2_lines, hops, rng, last_l2);
-  unsigned* ring_dram = make_ring(dram_lines, hops, rng, last_dram);
+  std::vector<unsigned> l2_start(1), l2_end(1), dram_start(n), dram_end(n);  // every block walks the L2 ring from line 0
+  unsigned* ring_l2 = make_ring(l2_lines, hops, rng, l2_start, l2_end);
+  unsigned* ring_dram = make_ring(dram_lines, hops, rng, dram_start, dram_end);
+  unsigned* d_dram_start;
+  CK(cudaMalloc(&d_dram_start, n * 4));
+  CK(cudaMemcpy(d_dram_start, dram_start.data(), n * 4, cudaMemcpyHostToDevice));
   unsigned* done;
   unsigned long long* out;
   CK(cudaMalloc(&done, 4));
@@ -210,7 +223,7 @@ int main(int argc, char** argv) {
       for (int r = 0; r < reps + 1; ++r) {  // launch 0: warms L2 with the small ring, not timed
         CK(cudaMemset(done, 0, 4));
         CK(cudaMemset(out, 0, size_t(n) * 8 * 8));
-        Args a = {src, src_bytes / 16, ring_l2, ring_dram, l2_lines, dram_lines, S, hops, done, out, 2000000000ull};
+        Args a = {src, src_bytes / 16, ring_l2, ring_dram, l2_lines, dram_lines, d_dram_start, S, hops, done, out, 2000000000ull};
         void* args[] = {&a};
         // cooperative: every block resident at once, which the done counter needs
         CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c.fn), dim3(n), dim3(kThreads), args, dyn, 0));
@@ -220,7 +233,7 @@ int main(int argc, char** argv) {
         unsigned long long bytes = 0, ns = 0;
         for (int b = 0; b < n; ++b) {
           const unsigned long long* o = &h[size_t(b) * 8];
-          bad += o[2] != last_l2 || o[3] != last_dram || o[7] != 0;
+          bad += o[2] != l2_end[0] || o[3] != dram_end[b] || o[7] != 0;
           if (b < S) {
             bad += o[5] != o[4] / 4 * kWordOnes || o[4] == 0;
             bytes += o[4];
