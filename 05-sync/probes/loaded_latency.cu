@@ -137,25 +137,17 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
 
 typedef void (*KernelFn)(Args);
 
-// A ring of `lines` 128-byte lines in one random cycle (Sattolo), as device memory. starts[i]: line
-// i * lines / starts.size() steps along the cycle from line 0 (so that no two chases starting there
-// meet within `hops`); ends[i]: the line `hops` steps after starts[i] (the host's walk).
-static unsigned* make_ring(unsigned lines, int hops, std::mt19937_64& rng, std::vector<unsigned>& starts,
-                           std::vector<unsigned>& ends) {
+// A ring of `lines` 128-byte lines in one random cycle (Sattolo), as device memory; `order` gets the
+// cycle's lines in walking order from line 0 (order[k + hops] is where a chase from order[k] ends).
+static unsigned* make_ring(unsigned lines, std::mt19937_64& rng, std::vector<unsigned>& order) {
   std::vector<unsigned> next(lines);
   for (unsigned i = 0; i < lines; ++i) next[i] = i;
   for (unsigned i = lines - 1; i > 0; --i) std::swap(next[i], next[std::uniform_int_distribution<unsigned>(0, i - 1)(rng)]);
   std::vector<unsigned> img(static_cast<size_t>(lines) * (kLine / 4), 0);
   for (unsigned i = 0; i < lines; ++i) img[static_cast<size_t>(i) * (kLine / 4)] = next[i];
-  const size_t k = starts.size(), spacing = lines / k;
+  order.resize(lines);
   unsigned at = 0;
-  for (size_t i = 0; i < k; ++i) {
-    starts[i] = at;
-    unsigned e = at;
-    for (int h = 0; h < hops; ++h) e = next[e];
-    ends[i] = e;
-    for (size_t s = 0; s < spacing; ++s) at = next[at];
-  }
+  for (unsigned k = 0; k < lines; ++k, at = next[at]) order[k] = at;
   unsigned* d;
   CK(cudaMalloc(&d, img.size() * 4));
   CK(cudaMemcpy(d, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
@@ -186,12 +178,22 @@ int main(int argc, char** argv) {
   CK(cudaMemset(src, 0x01, src_bytes));
   std::mt19937_64 rng(20261206);
   const unsigned l2_lines = (64u << 10) / kLine, dram_lines = (256u << 20) / kLine;
-  std::vector<unsigned> l2_start(1), l2_end(1), dram_start(n), dram_end(n);  // every block walks the L2 ring from line 0
-  unsigned* ring_l2 = make_ring(l2_lines, hops, rng, l2_start, l2_end);
-  unsigned* ring_dram = make_ring(dram_lines, hops, rng, dram_start, dram_end);
+  // Every block walks the L2 ring from line 0. In the DRAM ring block b of launch r starts at step
+  // b * spacing + r * hops of the cycle: no two chases of a run meet, and no launch walks lines an
+  // earlier one brought into L2.
+  std::vector<unsigned> l2_order, dram_order;
+  unsigned* ring_l2 = make_ring(l2_lines, rng, l2_order);
+  unsigned* ring_dram = make_ring(dram_lines, rng, dram_order);
+  const size_t spacing = dram_lines / n;
+  const int max_launches = static_cast<int>(spacing / hops) - 1;
+  if (max_launches < 1) {
+    std::fprintf(stderr, "error: %u lines over %d SMs leave no room for %d hops\n", dram_lines, n, hops);
+    return kExitFailure;
+  }
+  std::vector<unsigned> dram_start(n), dram_end(n);
   unsigned* d_dram_start;
   CK(cudaMalloc(&d_dram_start, n * 4));
-  CK(cudaMemcpy(d_dram_start, dram_start.data(), n * 4, cudaMemcpyHostToDevice));
+  int launch = 0;  // across the whole run
   unsigned* done;
   unsigned long long* out;
   CK(cudaMalloc(&done, 4));
@@ -221,6 +223,12 @@ int main(int argc, char** argv) {
       std::vector<double> l2b, l2i, drb, dri, gbs;
       std::vector<unsigned long long> h(size_t(n) * 8);
       for (int r = 0; r < reps + 1; ++r) {  // launch 0: warms L2 with the small ring, not timed
+        const size_t step = static_cast<size_t>(launch++ % max_launches) * hops;
+        for (int b = 0; b < n; ++b) {
+          dram_start[b] = dram_order[b * spacing + step];
+          dram_end[b] = dram_order[b * spacing + step + hops];
+        }
+        CK(cudaMemcpy(d_dram_start, dram_start.data(), n * 4, cudaMemcpyHostToDevice));
         CK(cudaMemset(done, 0, 4));
         CK(cudaMemset(out, 0, size_t(n) * 8 * 8));
         Args a = {src, src_bytes / 16, ring_l2, ring_dram, l2_lines, dram_lines, d_dram_start, S, hops, done, out, 2000000000ull};
@@ -233,7 +241,7 @@ int main(int argc, char** argv) {
         unsigned long long bytes = 0, ns = 0;
         for (int b = 0; b < n; ++b) {
           const unsigned long long* o = &h[size_t(b) * 8];
-          bad += o[2] != l2_end[0] || o[3] != dram_end[b] || o[7] != 0;
+          bad += o[2] != l2_order[hops % l2_lines] || o[3] != dram_end[b] || o[7] != 0;
           if (b < S) {
             bad += o[5] != o[4] / 4 * kWordOnes || o[4] == 0;
             bytes += o[4];
