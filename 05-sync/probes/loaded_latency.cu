@@ -12,8 +12,10 @@
 // idle latency; if it is the system's, no placement helps and only fewer bytes in flight do.
 //
 // One block of 512 threads per SM (shared memory sized so that no second block fits). Blocks
-// 0..S-1 stream: warps 1..15 of each load a 1 GiB source with 16-byte ld.global.nc, D loads per
-// thread in flight (D x 7.5 KB a block), summing what they load, until every block's chase is done.
+// 0..S-1 stream a 1 GiB source with warps 1..15, summing what they load, until every block's chase
+// is done: either 16-byte ld.global.nc, D loads per thread in flight (D x 7.5 KB a block), or
+// 06-decode's ring, each warp keeping D pieces of P bytes in flight by cp.async.bulk into its own
+// shared-memory slots (15 D P bytes a block) and refilling a slot once it has summed its piece.
 // In every block, warp 0's lane 0 waits 20 us (the stream ramps up), then times two pointer chases
 // with %globaltimer (ns): `hops` dependent loads in a 64 KB ring that L2 holds (every block walks
 // the same ring from the same line, the previous launch warmed it, and the stream's loads carry
@@ -34,6 +36,7 @@
 #include <cstring>
 #include <random>
 #include <vector>
+#include "../../common/bulk_copy.h"  // bulk_load / bulk_wait: 06-decode's ring
 #include "../../common/exitcodes.h"
 #include "../../common/port.h"  // port_const_clock: %globaltimer
 
@@ -89,9 +92,100 @@ __device__ __forceinline__ unsigned long long chase(const unsigned* ring, unsign
   return port_const_clock() - t0;
 }
 
+// Warps 1..15, LDG: D 16-byte loads per thread in flight, then summed, then the next D.
 template <int D>
-__global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
+__device__ void stream_ldg(const Args& a, unsigned long long* o, unsigned long long t0) {
   const int tid = threadIdx.x, b = blockIdx.x, n = gridDim.x;
+  const int li = tid - 32, loaders = kThreads - 32;
+  const size_t per_round = static_cast<size_t>(loaders) * D;
+  size_t off = (static_cast<size_t>(b) * 7919 * per_round) % (a.src_vecs - per_round);
+  unsigned long long words = 0, rounds = 0;
+  const unsigned long long pol = evict_first_policy();
+  for (;;) {
+    uint4 v[D];
+#pragma unroll
+    for (int j = 0; j < D; ++j) v[j] = ld_stream(a.src + off + static_cast<size_t>(j) * loaders + li, pol);
+#pragma unroll
+    for (int j = 0; j < D; ++j) words += static_cast<unsigned long long>(v[j].x) + v[j].y + v[j].z + v[j].w;
+    ++rounds;
+    off += static_cast<size_t>(n) * per_round;
+    if (off + per_round > a.src_vecs) off %= a.src_vecs - per_round;
+    if ((rounds & 7) == 0) {
+      if (*reinterpret_cast<volatile unsigned*>(a.done) >= static_cast<unsigned>(n)) break;
+      if (port_const_clock() - t0 > a.timeout_ns) { o[7] = 1; break; }
+    }
+  }
+  const unsigned long long t1 = port_const_clock();
+  for (int s = 16; s > 0; s /= 2) {
+    words += __shfl_xor_sync(0xffffffffu, words, s);
+    rounds += __shfl_xor_sync(0xffffffffu, rounds, s);
+  }
+  if ((tid & 31) == 0) {
+    atomicAdd(&o[4], rounds * D * 16);
+    atomicAdd(&o[5], words);
+    if (tid == 32) o[6] = t1 - t0;
+  }
+}
+
+// Warps 1..15, bulk copies (06-decode's ring): each warp's lane 0 keeps D pieces of P bytes in flight
+// into the warp's D shared-memory slots (cp.async.bulk, one mbarrier a slot); the warp sums each
+// piece once it has landed and its lane 0 refills the slot with the warp's next piece.
+template <int D, int P>
+__device__ void stream_bulk(const Args& a, unsigned long long* o, unsigned long long t0, uint4* smem,
+                            unsigned long long* bars) {
+  constexpr int kVecs = P / 16;
+  const int tid = threadIdx.x, b = blockIdx.x, n = gridDim.x, lane = tid & 31, wi = tid / 32 - 1;
+  uint4* slots = smem + static_cast<size_t>(wi) * D * kVecs;
+  unsigned long long* bar = bars + wi * D;
+  if (lane == 0) {
+    for (int s = 0; s < D; ++s) bulk_bar_init(smem_u32(&bar[s]));
+    bulk_bar_init_fence();
+  }
+  __syncwarp();
+  auto src_of = [&](unsigned long long k) {  // the warp's k-th piece
+    return a.src + ((k * n + b) * 15 + wi) * kVecs % (a.src_vecs - kVecs);
+  };
+  auto issue = [&](int s, unsigned long long k) {
+    if (lane == 0) {
+      bulk_refill_fence();  // the lanes' reads of the slot (before the __syncwarp) come before the overwrite
+      bulk_load(smem_u32(slots + s * kVecs), src_of(k), P, smem_u32(&bar[s]));
+    }
+  };
+  for (int s = 0; s < D; ++s) issue(s, s);
+  unsigned long long words = 0, pieces = 0, k = D;
+  bool stop = false;
+  for (unsigned long long i = 0;; ++i) {
+    const int s = static_cast<int>(i % D);
+    bulk_wait(smem_u32(&bar[s]), static_cast<unsigned>(i / D) & 1u, t0, a.timeout_ns);
+    for (int v = lane; v < kVecs; v += 32) {
+      const uint4 x = slots[s * kVecs + v];
+      words += static_cast<unsigned long long>(x.x) + x.y + x.z + x.w;
+    }
+    ++pieces;
+    __syncwarp();
+    if (!stop && (i & 7) == 7) {
+      stop = *reinterpret_cast<volatile unsigned*>(a.done) >= static_cast<unsigned>(n);
+      if (port_const_clock() - t0 > a.timeout_ns) { o[7] = 1; stop = true; }
+      stop = __shfl_sync(0xffffffffu, stop, 0);
+    }
+    if (!stop) issue(s, k++);
+    else if (pieces == k) break;  // every piece issued has landed and been summed
+  }
+  const unsigned long long t1 = port_const_clock();
+  for (int m = 16; m > 0; m /= 2) words += __shfl_xor_sync(0xffffffffu, words, m);
+  if (lane == 0) {
+    atomicAdd(&o[4], pieces * P);
+    atomicAdd(&o[5], words);
+    if (tid == 32) o[6] = t1 - t0;
+  }
+}
+
+// P == 0: the LDG stream, D loads per thread; P > 0: the bulk-copy stream, D slots of P bytes a warp.
+template <int D, int P>
+__global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
+  extern __shared__ __align__(128) uint4 smem[];
+  __shared__ __align__(8) unsigned long long bars[15 * (P ? D : 1)];
+  const int tid = threadIdx.x, b = blockIdx.x;
   unsigned long long* o = a.out + static_cast<size_t>(b) * 8;
   const unsigned long long t0 = port_const_clock();
   if (tid == 0) {
@@ -103,35 +197,8 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
     o[3] = id;
     atomicAdd(a.done, 1u);
   } else if (tid >= 32 && b < a.streamers) {
-    const int li = tid - 32, loaders = kThreads - 32;
-    const size_t per_round = static_cast<size_t>(loaders) * D;
-    size_t off = (static_cast<size_t>(b) * 7919 * per_round) % (a.src_vecs - per_round);
-    unsigned long long words = 0, rounds = 0;
-    const unsigned long long pol = evict_first_policy();
-    for (;;) {
-      uint4 v[D];
-#pragma unroll
-      for (int j = 0; j < D; ++j) v[j] = ld_stream(a.src + off + static_cast<size_t>(j) * loaders + li, pol);
-#pragma unroll
-      for (int j = 0; j < D; ++j) words += static_cast<unsigned long long>(v[j].x) + v[j].y + v[j].z + v[j].w;
-      ++rounds;
-      off += static_cast<size_t>(n) * per_round;
-      if (off + per_round > a.src_vecs) off %= a.src_vecs - per_round;
-      if ((rounds & 7) == 0) {
-        if (*reinterpret_cast<volatile unsigned*>(a.done) >= static_cast<unsigned>(n)) break;
-        if (port_const_clock() - t0 > a.timeout_ns) { o[7] = 1; break; }
-      }
-    }
-    const unsigned long long t1 = port_const_clock();
-    for (int s = 16; s > 0; s /= 2) {
-      words += __shfl_xor_sync(0xffffffffu, words, s);
-      rounds += __shfl_xor_sync(0xffffffffu, rounds, s);
-    }
-    if ((tid & 31) == 0) {
-      atomicAdd(&o[4], rounds * D * 16);
-      atomicAdd(&o[5], words);
-      if (tid == 32) o[6] = t1 - t0;
-    }
+    if constexpr (P == 0) stream_ldg<D>(a, o, t0);
+    else stream_bulk<D, P>(a, o, t0, smem, bars);
   }
 }
 
@@ -198,19 +265,26 @@ int main(int argc, char** argv) {
   unsigned long long* out;
   CK(cudaMalloc(&done, 4));
   CK(cudaMalloc(&out, size_t(n) * 8 * 8));
-  // One block per SM: more shared memory than half an SM's.
-  const int dyn = static_cast<int>(prop.sharedMemPerMultiprocessor / 2 + 1024);
 
-  struct Config { int depth; KernelFn fn; };
-  const Config depths[] = {{2, probe<2>}, {4, probe<4>}, {8, probe<8>}, {16, probe<16>}};
+  // The streams: LDG with 2-16 loads a thread in flight (15-120 KB a block), and the bulk-copy ring
+  // with 1-4 KB pieces, 1-3 slots a warp (30-180 KB a block; 06-decode's ring: 4 KB, 2-3 slots).
+  struct Config { const char* kind; int depth, piece; KernelFn fn; };
+  const Config depths[] = {{"ldg", 2, 0, probe<2, 0>},          {"ldg", 4, 0, probe<4, 0>},
+                           {"ldg", 8, 0, probe<8, 0>},          {"ldg", 16, 0, probe<16, 0>},
+                           {"bulk 1K", 2, 1024, probe<2, 1024>}, {"bulk 1K", 4, 1024, probe<4, 1024>},
+                           {"bulk 4K", 1, 4096, probe<1, 4096>}, {"bulk 4K", 2, 4096, probe<2, 4096>},
+                           {"bulk 4K", 3, 4096, probe<3, 4096>}};
   std::vector<int> streamer_counts = {0, n / 4, n / 2, 3 * n / 4, n - 1, n};
   std::printf("loaded_latency: %s, %d SMs, one block of %d threads per SM (warps 1-15 stream), %d hops per chase, "
               "median of %d launches\n", prop.name, n, kThreads, hops, reps);
-  std::printf("%9s %12s %9s %12s %12s %14s %14s\n", "streaming", "KB/SM asked", "GB/s", "L2 hop busy", "L2 hop idle",
+  std::printf("%-8s %9s %12s %9s %12s %12s %14s %14s\n", "stream", "streaming", "KB/SM asked", "GB/s", "L2 hop busy", "L2 hop idle",
               "DRAM hop busy", "DRAM hop idle");
-  std::printf("%9s %12s %9s %12s %12s %14s %14s\n", "SMs", "", "", "ns", "ns", "ns", "ns");
+  std::printf("%-8s %9s %12s %9s %12s %12s %14s %14s\n", "", "SMs", "", "", "ns", "ns", "ns", "ns");
   int failures = 0;
   for (const Config& c : depths) {
+    // One block per SM: more shared memory than half an SM's, or the ring's slots if more.
+    const int ring = c.piece ? 15 * c.depth * c.piece : 0;
+    const int dyn = std::max(static_cast<int>(prop.sharedMemPerMultiprocessor / 2 + 1024), ring);
     CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
     int per_sm = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c.fn, kThreads, dyn));
@@ -219,7 +293,7 @@ int main(int argc, char** argv) {
       return kExitFailure;
     }
     for (int S : streamer_counts) {
-      if (S == 0 && c.depth != depths[0].depth) continue;  // nothing streams: once
+      if (S == 0 && &c != &depths[0]) continue;  // nothing streams: once
       std::vector<double> l2b, l2i, drb, dri, gbs;
       std::vector<unsigned long long> h(size_t(n) * 8);
       for (int r = 0; r < reps + 1; ++r) {  // launch 0: warms L2 with the small ring, not timed
@@ -249,8 +323,8 @@ int main(int argc, char** argv) {
           }
         }
         if (bad) {
-          std::fprintf(stderr, "error: depth %d, %d streaming: %d blocks with a wrong chase end, word sum or a timeout\n",
-                       c.depth, S, bad);
+          std::fprintf(stderr, "error: %s depth %d, %d streaming: %d blocks with a wrong chase end, word sum or a timeout\n",
+                       c.kind, c.depth, S, bad);
           ++failures;
           break;
         }
@@ -271,7 +345,8 @@ int main(int argc, char** argv) {
       if (gbs.size() != static_cast<size_t>(reps)) continue;
       auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
       auto cell = [&](const std::vector<double>& v, bool have) { return have ? med(v) : -1.0; };
-      std::printf("%9d %12.1f %9.0f %12.0f %12.0f %14.0f %14.0f\n", S, S ? c.depth * 7.5 : 0.0, med(gbs),
+      const double kb = S == 0 ? 0.0 : c.piece ? ring / 1024.0 : c.depth * 7.5;
+      std::printf("%-8s %9d %12.1f %9.0f %12.0f %12.0f %14.0f %14.0f\n", S ? c.kind : "-", S, kb, med(gbs),
                   cell(l2b, S > 0), cell(l2i, S < n), cell(drb, S > 0), cell(dri, S < n));
       std::fflush(stdout);
     }
