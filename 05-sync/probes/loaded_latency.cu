@@ -123,19 +123,21 @@ __device__ void stream_ldg(const Args& a, unsigned long long* o, unsigned long l
   if ((tid & 31) == 0) {
     atomicAdd(&o[4], rounds * D * 16);
     atomicAdd(&o[5], words);
-    if (tid == 32) o[6] = t1 - t0;
+    atomicMax(&o[6], t1 - t0);  // the block's last warp
   }
 }
 
 // Warps 1..15, bulk copies (06-decode's ring): each warp's lane 0 keeps D pieces of P bytes in flight
 // into the warp's D shared-memory slots (cp.async.bulk, one mbarrier a slot); the warp sums each
-// piece once it has landed and its lane 0 refills the slot with the warp's next piece.
+// piece once it has landed and its lane 0 refills the slot with the warp's next piece. The copies
+// carry the LDG stream's evict-first policy (06's carry none), so that the L2 ring stays in L2.
 template <int D, int P>
 __device__ void stream_bulk(const Args& a, unsigned long long* o, unsigned long long t0, uint4* smem,
                             unsigned long long* bars) {
   constexpr int kVecs = P / 16;
   const int tid = threadIdx.x, b = blockIdx.x, n = gridDim.x, lane = tid & 31, wi = tid / 32 - 1;
   uint4* slots = smem + static_cast<size_t>(wi) * D * kVecs;
+  const unsigned long long pol = evict_first_policy();  // as the LDG stream's: the L2 ring stays
   unsigned long long* bar = bars + wi * D;
   if (lane == 0) {
     for (int s = 0; s < D; ++s) bulk_bar_init(smem_u32(&bar[s]));
@@ -148,7 +150,10 @@ __device__ void stream_bulk(const Args& a, unsigned long long* o, unsigned long 
   auto issue = [&](int s, unsigned long long k) {
     if (lane == 0) {
       bulk_refill_fence();  // the lanes' reads of the slot (before the __syncwarp) come before the overwrite
-      bulk_load(smem_u32(slots + s * kVecs), src_of(k), P, smem_u32(&bar[s]));
+      bulk_arm(smem_u32(&bar[s]), P);
+      asm volatile(
+          "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;"
+          ::"r"(smem_u32(slots + s * kVecs)), "l"(src_of(k)), "r"(P), "r"(smem_u32(&bar[s])), "l"(pol) : "memory");
     }
   };
   for (int s = 0; s < D; ++s) issue(s, s);
@@ -176,7 +181,7 @@ __device__ void stream_bulk(const Args& a, unsigned long long* o, unsigned long 
   if (lane == 0) {
     atomicAdd(&o[4], pieces * P);
     atomicAdd(&o[5], words);
-    if (tid == 32) o[6] = t1 - t0;
+    atomicMax(&o[6], t1 - t0);  // the block's last warp
   }
 }
 
