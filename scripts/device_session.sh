@@ -32,6 +32,9 @@
 #   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
 #                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
 #                                              and its SASS (OUT/release_probe.sass)
+#   bash scripts/device_session.sh workingset OUT  02 at 4096x4096 twice, side by side: with the rule's working set
+#                                              (4x the L2) and with --working-set 20 (the original's 32 copies of
+#                                              W on an H100); OUT/02-gemv-4096-ws{4,20}-<commit>.{txt,json}
 #   bash scripts/device_session.sh latencyprobe OUT  05's loaded-latency probe (05-sync/probes/loaded_latency.cu):
 #                                              a dependent load's round trip, L2 hit and DRAM miss, on SMs that
 #                                              stream and on SMs that do not; OUT/loaded_latency.txt
@@ -154,6 +157,15 @@ case $mode in
     cuobjdump -sass build/release_probe > "$out/release_probe.sass" 2>&1
     probe_out release_probe.txt build/release_probe ${QUICK:+--quick}
     exit $? ;;
+  workingset)
+    make -j16 02-gemv/gemv > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    rc=0
+    for ws in 4 20; do
+      f="$out/02-gemv-4096-ws$ws-$commit"
+      02-gemv/gemv --shape 4096x4096 --no-vendor --working-set "$ws" --json "$f.json" > "$f.txt" 2>&1 || rc=1
+      echo "== working set ${ws}x L2"; grep -E "weight copies|\| chained +\|" "$f.txt" | sort -t'|' -k8 -n | head -6
+    done
+    exit $rc ;;
   latencyprobe)
     build_probe loaded_latency 05-sync/probes/loaded_latency.cu
     cuobjdump -sass build/loaded_latency > "$out/loaded_latency.sass" 2>&1
@@ -170,5 +182,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, latencyprobe)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe)" >&2; exit 2 ;;
 esac
