@@ -1096,6 +1096,11 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
+// The default: 2 slots per warp, not as many as fit. On a lent H100 (2e64fc7, three interleaved
+// pairs) the 1B's best mode ran 3-9 us faster with 2 than with 3 (with hold; 05-sync's
+// loaded-latency probe: past ~30 KB an SM in flight, depth lengthens every round trip and buys no
+// bandwidth); the 8B fits 2 anyway, and 1 lost 80-90 us there.
+constexpr int kRingDefaultSlots = 2;
 // The fused MLP's down projection, tiled (DecodeArgs.down_t): output n = w * tile + c of the
 // row-major down weight [hidden][mlp], column j, sits at [w][j][c] of its layer's block, with
 // tile = hidden / kRingWarps. Warp w's rows j of its tile are then one contiguous run (tile
@@ -2315,7 +2320,7 @@ void set_ring_kinds(DecodeArgs& a, const Model& m, int stages, int mode) {
 
 class Persistent {
  public:
-  // ring_slots: slots per warp of the ring engine (0: as many as fit, at most kRingMaxSlots).
+  // ring_slots: slots per warp of the ring engine (0: kRingDefaultSlots, at most as many as fit).
   Persistent(const Model& m, const DecodeArgs& base, const Experiment& ex, bool ring, int ring_slots = 0)
       : m_(m), base_(base), ring_(ring) {
     const bool hd64 = m.shape.hd == 64;
@@ -2382,7 +2387,7 @@ class Persistent {
                      ring_slots, slots_, kRingPieceBytes, smem_);
         std::exit(kExitUsage);
       }
-      if (ring_slots > 0) slots_ = ring_slots;
+      slots_ = ring_slots > 0 ? ring_slots : std::min(slots_, kRingDefaultSlots);
       smem_ += static_cast<size_t>(slots_) * per_slot;
 #endif
     }
@@ -2800,7 +2805,7 @@ struct RunOptions {
   TimingPlan plan;
   unsigned prefetch_bytes;
   bool sweep_prefetch;
-  int ring_slots;     // 0: as many as fit
+  int ring_slots;     // 0: kRingDefaultSlots
   bool breakdown;     // the stage-alone and launch-kind tables (not under a sanitizer)
   unsigned long long timeout_ticks;
   double clock_hz;    // the constant-rate clock (the timeline's stamps)
@@ -3165,7 +3170,7 @@ int main(int argc, char** argv) {
   ex.flags().add_int("steps", &steps, 1, 1000, "decode steps per timed batch (default 10; --quick 3)");
   ex.flags().add_string("prediction", &prediction, "report.json holding <model>_predicted_single_kernel_us (default <results dir>/report.json)");
   ex.flags().add_int("prefetch-kb", &prefetch_kb, 0, 128, "persistent engine: L2 prefetch per block before each barrier (default 64; full runs sweep 0-128)");
-  ex.flags().add_int("ring-slots", &ring_slots, 0, kRingMaxSlots, "ring engine: 4 KB shared-memory slots per warp (default 0: as many as fit, 2-4)");
+  ex.flags().add_int("ring-slots", &ring_slots, 0, kRingMaxSlots, "ring engine: 4 KB shared-memory slots per warp (default 0: 2; at most as many as fit, up to 4)");
   ex.flags().add_int("timeout-ms", &timeout_ms, 10, 60000, "grid-barrier spin timeout on the constant-rate clock (default 2000)");
   ex.validate_flags([&]() -> std::string {
     if (!model_flag.empty() && model_flag != "1b" && model_flag != "8b" && model_flag != "all")
@@ -3207,7 +3212,7 @@ int main(int argc, char** argv) {
       std::printf("%s: engine persistent_ring (sm_90): %d blocks x %d threads, %s 4 KB shared-memory slots per warp; "
                   "piece assignment {pairs, balanced} x K/V preload {off, on} swept, best kept; one step's timeline of the kept "
                   "mode (and of pairs+kv_preload when another is kept)\n",
-                  s->name, ex.sm_count(), kRingThreads, ring_slots ? std::to_string(ring_slots).c_str() : "as many");
+                  s->name, ex.sm_count(), kRingThreads, std::to_string(ring_slots ? ring_slots : kRingDefaultSlots).c_str());
       if (o.breakdown)
         std::printf("%s: stages alone: barriers only + 6 stage kinds (headline persistent engine), 11 launch kinds (stream)\n", s->name);
     }
