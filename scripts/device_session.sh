@@ -60,6 +60,13 @@ probe_out() {
   { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; "$@"; } 2>&1 | tee "$out/$file"
   return "${PIPESTATUS[0]}"
 }
+# sass_probe NAME SRC: build_probe, its SASS into OUT/NAME.sass, then probe_out NAME.txt (--quick
+# when QUICK is set); the run's exit status.
+sass_probe() {
+  build_probe "$1" "$2"
+  cuobjdump -sass "build/$1" > "$out/$1.sass" 2>&1
+  probe_out "$1.txt" "build/$1" ${QUICK:+--quick}
+}
 case $mode in
   check)
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -153,9 +160,7 @@ case $mode in
     fi
     exit $rc ;;
   releaseprobe)
-    build_probe release_probe 05-sync/probes/release_probe.cu
-    cuobjdump -sass build/release_probe > "$out/release_probe.sass" 2>&1
-    probe_out release_probe.txt build/release_probe ${QUICK:+--quick}
+    sass_probe release_probe 05-sync/probes/release_probe.cu
     exit $? ;;
   workingset)
     make -j16 02-gemv/gemv > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -167,9 +172,7 @@ case $mode in
     done
     exit $rc ;;
   latencyprobe)
-    build_probe loaded_latency 05-sync/probes/loaded_latency.cu
-    cuobjdump -sass build/loaded_latency > "$out/loaded_latency.sass" 2>&1
-    probe_out loaded_latency.txt build/loaded_latency ${QUICK:+--quick}
+    sass_probe loaded_latency 05-sync/probes/loaded_latency.cu
     exit $? ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)

@@ -37,21 +37,11 @@
 #include <random>
 #include <vector>
 #include "../../common/bulk_copy.h"  // bulk_load / bulk_wait: 06-decode's ring
-#include "../../common/exitcodes.h"
+#include "../../common/probe.h"     // PROBE_CK, probe_start
 #include "../../common/port.h"  // port_const_clock: %globaltimer
-
-#define CK(x)                                                                                     \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "error: %s at line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));   \
-      std::exit(kExitFailure);                                                                    \
-    }                                                                                             \
-  } while (0)
 
 constexpr int kThreads = 512;
 constexpr unsigned kLine = 128;             // bytes per chase hop (one line)
-constexpr unsigned kWordOnes = 0x01010101u;
 
 struct Args {
   const uint4* src;                  // 1 GiB of 0x01 bytes
@@ -221,33 +211,20 @@ static unsigned* make_ring(unsigned lines, std::mt19937_64& rng, std::vector<uns
   unsigned at = 0;
   for (unsigned k = 0; k < lines; ++k, at = next[at]) order[k] = at;
   unsigned* d;
-  CK(cudaMalloc(&d, img.size() * 4));
-  CK(cudaMemcpy(d, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
+  PROBE_CK(cudaMalloc(&d, img.size() * 4));
+  PROBE_CK(cudaMemcpy(d, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
   return d;
 }
 
 int main(int argc, char** argv) {
   bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    else {
-      std::fprintf(stderr, "usage: loaded_latency [--quick]\n");
-      return kExitUsage;
-    }
-  }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::printf("loaded_latency: skipped (no GPU)\n");
-    return kExitNoGpu;
-  }
+  if (const int rc = probe_start(argc, argv, "loaded_latency", &quick); rc >= 0) return rc;
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  PROBE_CK(cudaGetDeviceProperties(&prop, 0));
   const int n = prop.multiProcessorCount;
   const int hops = quick ? 200 : 2000, reps = quick ? 2 : 5;
   const size_t src_bytes = size_t(1) << 30;
-  uint4* src;
-  CK(cudaMalloc(&src, src_bytes));
-  CK(cudaMemset(src, 0x01, src_bytes));
+  uint4* src = probe_ones_source(src_bytes);
   std::mt19937_64 rng(20261206);
   const unsigned l2_lines = (64u << 10) / kLine, dram_lines = (256u << 20) / kLine;
   // Every block walks the L2 ring from line 0. In the DRAM ring block b of launch r starts at step
@@ -264,12 +241,12 @@ int main(int argc, char** argv) {
   }
   std::vector<unsigned> dram_start(n), dram_end(n);
   unsigned* d_dram_start;
-  CK(cudaMalloc(&d_dram_start, n * 4));
+  PROBE_CK(cudaMalloc(&d_dram_start, n * 4));
   int launch = 0;  // across the whole run
   unsigned* done;
   unsigned long long* out;
-  CK(cudaMalloc(&done, 4));
-  CK(cudaMalloc(&out, size_t(n) * 8 * 8));
+  PROBE_CK(cudaMalloc(&done, 4));
+  PROBE_CK(cudaMalloc(&out, size_t(n) * 8 * 8));
 
   // The streams: LDG with 2-16 loads a thread in flight (15-120 KB a block), and the bulk-copy ring
   // with 1-4 KB pieces, 1-3 slots a warp (30-180 KB a block; 06-decode's ring: 4 KB, 2-3 slots).
@@ -290,9 +267,9 @@ int main(int argc, char** argv) {
     // One block per SM: more shared memory than half an SM's, or the ring's slots if more.
     const int ring = c.piece ? 15 * c.depth * c.piece : 0;
     const int dyn = std::max(static_cast<int>(prop.sharedMemPerMultiprocessor / 2 + 1024), ring);
-    CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+    PROBE_CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
     int per_sm = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c.fn, kThreads, dyn));
+    PROBE_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c.fn, kThreads, dyn));
     if (per_sm != 1) {
       std::fprintf(stderr, "error: %d blocks per SM, not 1\n", per_sm);
       return kExitFailure;
@@ -307,22 +284,22 @@ int main(int argc, char** argv) {
           dram_start[b] = dram_order[b * spacing + step];
           dram_end[b] = dram_order[b * spacing + step + hops];
         }
-        CK(cudaMemcpy(d_dram_start, dram_start.data(), n * 4, cudaMemcpyHostToDevice));
-        CK(cudaMemset(done, 0, 4));
-        CK(cudaMemset(out, 0, size_t(n) * 8 * 8));
+        PROBE_CK(cudaMemcpy(d_dram_start, dram_start.data(), n * 4, cudaMemcpyHostToDevice));
+        PROBE_CK(cudaMemset(done, 0, 4));
+        PROBE_CK(cudaMemset(out, 0, size_t(n) * 8 * 8));
         Args a = {src, src_bytes / 16, ring_l2, ring_dram, l2_lines, dram_lines, d_dram_start, S, hops, done, out, 2000000000ull};
         void* args[] = {&a};
         // cooperative: every block resident at once, which the done counter needs
-        CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c.fn), dim3(n), dim3(kThreads), args, dyn, 0));
-        CK(cudaDeviceSynchronize());
-        CK(cudaMemcpy(h.data(), out, h.size() * 8, cudaMemcpyDeviceToHost));
+        PROBE_CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c.fn), dim3(n), dim3(kThreads), args, dyn, 0));
+        PROBE_CK(cudaDeviceSynchronize());
+        PROBE_CK(cudaMemcpy(h.data(), out, h.size() * 8, cudaMemcpyDeviceToHost));
         int bad = 0;
         unsigned long long bytes = 0, ns = 0;
         for (int b = 0; b < n; ++b) {
           const unsigned long long* o = &h[size_t(b) * 8];
           bad += o[2] != l2_order[hops % l2_lines] || o[3] != dram_end[b] || o[7] != 0;
           if (b < S) {
-            bad += o[5] != o[4] / 4 * kWordOnes || o[4] == 0;
+            bad += o[5] != o[4] / 4 * kProbeWordOnes || o[4] == 0;
             bytes += o[4];
             ns = std::max(ns, o[6]);
           }

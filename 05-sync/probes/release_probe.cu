@@ -57,16 +57,7 @@
 #include <vector>
 #include "../../common/bulk_copy.h"     // bulk_arm / bulk_copy_to / bulk_wait: the ring's copy engine
 #include "../../common/device_scope.h"  // scope_release_increment_u64 / scope_acquire_load_u64: 06's barrier
-#include "../../common/exitcodes.h"
-
-#define CK(x)                                                                                     \
-  do {                                                                                            \
-    cudaError_t e_ = (x);                                                                         \
-    if (e_ != cudaSuccess) {                                                                      \
-      std::fprintf(stderr, "error: %s at line %d: %s\n", #x, __LINE__, cudaGetErrorString(e_));   \
-      std::exit(kExitFailure);                                                                    \
-    }                                                                                             \
-  } while (0)
+#include "../../common/probe.h"     // PROBE_CK, probe_start
 
 enum Kind { kNone, kLoads, kLoadsOthers, kBulkT0, kBulkW1, kRedShared, kRedOwn, kPfBulk, kPfLines };
 enum Order { kInFlight, kLanded, kRelaxed, kFirst };
@@ -74,7 +65,6 @@ constexpr int kThreads = 512;
 constexpr unsigned kPiece = 4096;     // one bulk copy (06's ring slot per warp)
 constexpr int kMaxLoads = 16;         // 16-byte loads per thread at most (128 KB a block; warps 1..15: 120 KB)
 constexpr unsigned kRedFloats = 2048;  // 8 KB: 06's residual (hidden 2048)
-constexpr unsigned kWordOnes = 0x01010101u;
 
 struct Args {
   const uint4* src;                  // all 0x01 bytes, > 4x L2: the rotating source of loads and copies
@@ -245,37 +235,24 @@ void add_orders(std::vector<Config>& c, const char* name, unsigned bytes) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--quick") == 0) quick = true;
-    else {
-      std::fprintf(stderr, "usage: release_probe [--quick]\n");
-      return kExitUsage;
-    }
-  }
-  int ndev = 0;
-  if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
-    std::printf("release_probe: skipped (no GPU)\n");
-    return kExitNoGpu;
-  }
+  if (const int rc = probe_start(argc, argv, "release_probe", &quick); rc >= 0) return rc;
   cudaDeviceProp prop;
-  CK(cudaGetDeviceProperties(&prop, 0));
+  PROBE_CK(cudaGetDeviceProperties(&prop, 0));
   const int n = prop.multiProcessorCount;
   const int iters = quick ? 200 : 2000, reps = quick ? 2 : 5;
   // The source: 1 GiB of 0x01 bytes (> 4x any L2 here), so each round's bytes come from DRAM.
   const size_t src_bytes = size_t(1) << 30;
-  uint4* src;
-  CK(cudaMalloc(&src, src_bytes));
-  CK(cudaMemset(src, 0x01, src_bytes));
+  uint4* src = probe_ones_source(src_bytes);
   unsigned long long *counter, *out, *clk, *err;
   unsigned *payload, *abort_flag;
   float* red;
-  CK(cudaMalloc(&counter, 8));
-  CK(cudaMalloc(&out, n * 4 * 8));
-  CK(cudaMalloc(&clk, 4 * 8));
-  CK(cudaMalloc(&err, 3 * 8));
-  CK(cudaMalloc(&payload, 2 * n * 4));
-  CK(cudaMalloc(&abort_flag, 4));
-  CK(cudaMalloc(&red, size_t(n) * kRedFloats * 4));
+  PROBE_CK(cudaMalloc(&counter, 8));
+  PROBE_CK(cudaMalloc(&out, n * 4 * 8));
+  PROBE_CK(cudaMalloc(&clk, 4 * 8));
+  PROBE_CK(cudaMalloc(&err, 3 * 8));
+  PROBE_CK(cudaMalloc(&payload, 2 * n * 4));
+  PROBE_CK(cudaMalloc(&abort_flag, 4));
+  PROBE_CK(cudaMalloc(&red, size_t(n) * kRedFloats * 4));
 
   std::vector<Config> cs;
   add_orders<kNone>(cs, "none", 0);
@@ -293,10 +270,10 @@ int main(int argc, char** argv) {
   }
 
   cudaStream_t s;
-  CK(cudaStreamCreate(&s));
+  PROBE_CK(cudaStreamCreate(&s));
   cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
+  PROBE_CK(cudaEventCreate(&e0));
+  PROBE_CK(cudaEventCreate(&e1));
   std::printf("release_probe: %s, %d SMs, one block of %d threads per SM, %d barriers per launch, median of %d launches\n",
               prop.name, n, kThreads, iters, reps);
   std::printf("%-11s %-9s %9s %10s %11s %10s %10s\n", "kind", "order", "KB/block", "us/barrier", "arrive us", "wait us",
@@ -311,9 +288,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "error: %s %u bytes is not a whole number of loads per thread\n", c.kind_name, c.bytes);
       return kExitUsage;
     }
-    CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dyn)));
+    PROBE_CK(cudaFuncSetAttribute(c.fn, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dyn)));
     int per_sm = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c.fn, kThreads, dyn));
+    PROBE_CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, c.fn, kThreads, dyn));
     if (per_sm < 1) {
       std::fprintf(stderr, "error: %s %s does not fit on an SM\n", c.kind_name, c.order_name);
       return kExitFailure;
@@ -322,34 +299,34 @@ int main(int argc, char** argv) {
     std::vector<unsigned long long> h(n * 4), hc(4), herr(3);
     double arrive_us = 0, wait_us = 0;
     for (int r = 0; r < reps + 1; ++r) {  // launch 0: the check's warm-up, not timed
-      CK(cudaMemsetAsync(counter, 0, 8, s));
-      CK(cudaMemsetAsync(out, 0, n * 4 * 8, s));
-      CK(cudaMemsetAsync(err, 0, 3 * 8, s));
-      CK(cudaMemsetAsync(abort_flag, 0, 4, s));
-      CK(cudaMemsetAsync(payload, 0xFF, 2 * n * 4, s));  // poisoned: no generation's payload
-      CK(cudaMemsetAsync(red, 0, size_t(n) * kRedFloats * 4, s));
+      PROBE_CK(cudaMemsetAsync(counter, 0, 8, s));
+      PROBE_CK(cudaMemsetAsync(out, 0, n * 4 * 8, s));
+      PROBE_CK(cudaMemsetAsync(err, 0, 3 * 8, s));
+      PROBE_CK(cudaMemsetAsync(abort_flag, 0, 4, s));
+      PROBE_CK(cudaMemsetAsync(payload, 0xFF, 2 * n * 4, s));  // poisoned: no generation's payload
+      PROBE_CK(cudaMemsetAsync(red, 0, size_t(n) * kRedFloats * 4, s));
       Args a = {src, src_bytes / 16, iters, n, c.bytes, counter, payload, red, out, clk, abort_flag, err,
                 10000000000ull};
       void* args[] = {&a};
-      CK(cudaEventRecord(e0, s));
-      CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c.fn), dim3(n), dim3(kThreads), args, dyn, s));
-      CK(cudaEventRecord(e1, s));
-      CK(cudaStreamSynchronize(s));
-      CK(cudaGetLastError());
+      PROBE_CK(cudaEventRecord(e0, s));
+      PROBE_CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c.fn), dim3(n), dim3(kThreads), args, dyn, s));
+      PROBE_CK(cudaEventRecord(e1, s));
+      PROBE_CK(cudaStreamSynchronize(s));
+      PROBE_CK(cudaGetLastError());
       float ms = 0;
-      CK(cudaEventElapsedTime(&ms, e0, e1));
-      CK(cudaMemcpy(herr.data(), err, 3 * 8, cudaMemcpyDeviceToHost));
+      PROBE_CK(cudaEventElapsedTime(&ms, e0, e1));
+      PROBE_CK(cudaMemcpy(herr.data(), err, 3 * 8, cudaMemcpyDeviceToHost));
       if (herr[0]) {
         std::fprintf(stderr, "error: %s %s: barrier wait timed out (block %llu, generation %llu)\n", c.kind_name,
                      c.order_name, herr[1], herr[2]);
         return kExitFailure;
       }
-      CK(cudaMemcpy(h.data(), out, n * 4 * 8, cudaMemcpyDeviceToHost));
-      CK(cudaMemcpy(hc.data(), clk, 4 * 8, cudaMemcpyDeviceToHost));
+      PROBE_CK(cudaMemcpy(h.data(), out, n * 4 * 8, cudaMemcpyDeviceToHost));
+      PROBE_CK(cudaMemcpy(hc.data(), clk, 4 * 8, cudaMemcpyDeviceToHost));
       // the checks, every launch
       unsigned long long stale = 0;
       const bool moves = c.kind != kNone && c.kind != kRedShared && c.kind != kRedOwn;
-      const unsigned long long want_words = moves ? static_cast<unsigned long long>(iters) * (c.bytes / 4) * kWordOnes : 0;
+      const unsigned long long want_words = moves ? static_cast<unsigned long long>(iters) * (c.bytes / 4) * kProbeWordOnes : 0;
       int bad_words = 0;
       for (int b = 0; b < n; ++b) {
         stale += h[b * 4 + 2];
@@ -359,7 +336,7 @@ int main(int argc, char** argv) {
       if (c.kind == kRedShared || c.kind == kRedOwn) {
         const size_t nf = c.kind == kRedShared ? kRedFloats : size_t(n) * kRedFloats;
         std::vector<float> hr(nf);
-        CK(cudaMemcpy(hr.data(), red, nf * 4, cudaMemcpyDeviceToHost));
+        PROBE_CK(cudaMemcpy(hr.data(), red, nf * 4, cudaMemcpyDeviceToHost));
         const double per = double(c.bytes / 16) / (kRedFloats / 4);  // REDs per target float per block per barrier
         const double want = per * iters * (c.kind == kRedShared ? n : 1);
         for (float x : hr) bad_red += x != static_cast<float>(want);
