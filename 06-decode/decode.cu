@@ -1096,8 +1096,8 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 constexpr int kRingSeg = 1024;                                       // columns of a row per piece
 constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
 constexpr int kRingMaxSlots = 4;                                     // per warp
-// The default: 2 slots per warp, not as many as fit. On a lent H100 (2e64fc7, three interleaved
-// pairs) the 1B's best mode ran 3-9 us faster with 2 than with 3 (with hold; 05-sync's
+// The default: 2 slots per warp, not as many as fit. On two lent H100s (2e64fc7 and 129ddc0,
+// interleaved runs) the 1B's best mode ran 3-9 us faster with 2 than with 3 (05-sync's
 // loaded-latency probe: past ~30 KB an SM in flight, depth lengthens every round trip and buys no
 // bandwidth); the 8B fits 2 anyway, and 1 lost 80-90 us there.
 constexpr int kRingDefaultSlots = 2;
