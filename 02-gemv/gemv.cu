@@ -921,11 +921,11 @@ namespace {
 
 constexpr const char* kNoWaitMode = "no-wait bound";  // chained without griddepcontrol.wait: never a result
 constexpr double kTolerance = 1e-3;  // relative L2 against the double reference
-constexpr double kWorkingSetOverL2 = 4.0;  // the rule (the issue's): at least 4x the L2
-// The rotation's working set over the L2, --working-set (default the rule's 4). A chain probe found
-// a PDL chain 0.78 us faster per GEMV with 7 copies of a 4096x4096 W (4.5x an H100's L2) than with
-// 32 (20x; results/02-gemv.md): the depth is part of what a chained figure measures.
-double g_working_set_over_l2 = kWorkingSetOverL2;
+// The rule (the issue's): the rotation's working set at least 4x the L2; --working-set raises it
+// (default the rule's 4). A chain probe found a PDL chain 0.78 us faster per GEMV with 7 copies of
+// a 4096x4096 W (4.5x an H100's L2) than with 32 (20x; results/02-gemv.md): the depth is part of
+// what a chained figure measures.
+constexpr double kWorkingSetOverL2 = 4.0;
 // The deep rotation beside it at 4096x4096 chained: 20x the L2, about the original's 32 copies of
 // 4096x4096 (1.07 GB) on an H100 and 17 on an H200's 60 MB; a decode step never reads a weight twice.
 constexpr double kDeepWorkingSetOverL2 = 20.0;
@@ -1087,17 +1087,17 @@ void cpu_reference(Problem& p) {
   for (auto& th : pool) th.join();
 }
 
-// Copies: enough that the rotation's working set is >= 4x the L2, at least two.
-size_t copies_for(const Experiment& ex, int n, int k) {
+// Copies: enough that the rotation's working set is >= over_l2 x the L2 (the rule: 4), at least two.
+size_t copies_for(const Experiment& ex, int n, int k, double over_l2) {
   const double wbytes = 2.0 * n * k;
-  return std::max<size_t>(2, static_cast<size_t>(std::ceil(g_working_set_over_l2 * ex.l2_bytes() / wbytes)));
+  return std::max<size_t>(2, static_cast<size_t>(std::ceil(over_l2 * ex.l2_bytes() / wbytes)));
 }
 
-std::unique_ptr<Problem> make_problem(Experiment& ex, const Shape& s, int launches_flag) {
+std::unique_ptr<Problem> make_problem(Experiment& ex, const Shape& s, int launches_flag, double over_l2) {
   auto p = std::make_unique<Problem>();
   p->n = s.n;
   p->k = s.k;
-  p->copies = copies_for(ex, s.n, s.k);
+  p->copies = copies_for(ex, s.n, s.k, over_l2);
   // Every copy must be read once per replay for the rotation to defeat the L2.
   p->launches = std::max<int>(sanitizing() ? 0 : launches_flag, static_cast<int>(p->copies));
   const size_t nk = static_cast<size_t>(s.n) * s.k;
@@ -1640,7 +1640,7 @@ int main(int argc, char** argv) {
     return "";
   });
   ex.start(argc, argv);
-  g_working_set_over_l2 = static_cast<double>(working_set);
+  const double over_l2 = static_cast<double>(working_set);
   const bool quick = ex.quick();
 
   std::vector<Shape> shapes = all_shapes(quick);
@@ -1678,7 +1678,7 @@ int main(int argc, char** argv) {
           std::printf("%s: %s (%s)\n", shape_name(s.n, s.k).c_str(), describe(c).c_str(), c.grid_rule.c_str());
       }
       std::printf("%s: %zu hand-written configurations, %zu weight copies, chained (PDL) %s\n", shape_name(s.n, s.k).c_str(),
-                  total, copies_for(ex, s.n, s.k), can_chain ? "for rungs 4-6 at their best isolated grid" : "not available");
+                  total, copies_for(ex, s.n, s.k, over_l2), can_chain ? "for rungs 4-6 at their best isolated grid" : "not available");
       std::printf("%s: declared bytes per GEMV: read %.0f, written %.0f\n", shape_name(s.n, s.k).c_str(),
                   gemv_read_bytes(s.n, s.k), gemv_write_bytes(s.n, s.k));
     }
@@ -1717,7 +1717,7 @@ int main(int argc, char** argv) {
 
   for (auto& s : shapes) {
     const bool full = s.n == 4096 && s.k == 4096;
-    auto prob = make_problem(ex, s, static_cast<int>(launches_flag));
+    auto prob = make_problem(ex, s, static_cast<int>(launches_flag), over_l2);
     const Problem& p = *prob;
     const double bytes = gemv_bytes(p.n, p.k);
     const TimingPlan plan = bytes > 256e6 ? big_plan : small_plan;
@@ -1792,7 +1792,7 @@ int main(int argc, char** argv) {
     // At 4096x4096, the chained configurations again over a rotation of 20x the L2, side by side:
     // how much of the chained figure the rule's rotation lends (the chain probe found 0.78 us per
     // GEMV on an H100 between 7 and 32 copies). --quick: the best chained configuration only.
-    if (full && can_chain && g_working_set_over_l2 < kDeepWorkingSetOverL2) {
+    if (full && can_chain && over_l2 < kDeepWorkingSetOverL2) {
       std::vector<Config> deep;
       const Result* best = nullptr;
       for (auto& r : here)
@@ -1800,10 +1800,7 @@ int main(int argc, char** argv) {
       for (auto& r : here)
         if (r.mode == "chained" && r.cfg.hand && (!quick || &r == best)) deep.push_back(r.cfg);
       if (!deep.empty()) {
-        const double rule = g_working_set_over_l2;
-        g_working_set_over_l2 = kDeepWorkingSetOverL2;
-        auto deep_prob = make_problem(ex, s, static_cast<int>(launches_flag));
-        g_working_set_over_l2 = rule;
+        auto deep_prob = make_problem(ex, s, static_cast<int>(launches_flag), kDeepWorkingSetOverL2);
         for (auto& c : deep) {
           ex.progress(done, total_est, "%s %s (deep rotation)", shape_name(p.n, p.k).c_str(), describe(c).c_str());
           Result r = runner.run(c, *deep_prob, plan);
@@ -2001,8 +1998,8 @@ int main(int argc, char** argv) {
     sm.set("us_4096_chained_best_deep_rotation", dp4->us.median);
     sm.set("best_4096_chained_deep_rotation", describe(dp4->cfg));
     sm.set("deep_rotation_working_set_over_l2", kDeepWorkingSetOverL2);
-    sm.set("working_set_over_l2", g_working_set_over_l2);
   }
+  sm.set("working_set_over_l2", over_l2);
   // The read-only bound beside them: the same bytes, no arithmetic, no dependency.
   if (read_bound.us[0] > 0) {
     sm.set("mbu_4096_read_only_isolated_bound", read_bound.mbu[0]);
