@@ -42,7 +42,10 @@ else
   GIT_COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || cat .git-commit 2>/dev/null || echo unknown)
   GIT_DIRTY := $(shell if git rev-parse HEAD >/dev/null 2>&1; then test -z "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 0 || echo 1; else cat .git-dirty 2>/dev/null || echo 1; fi)
 endif
-DEFS := -DSUITE_GIT_COMMIT='"$(GIT_COMMIT)"' -DSUITE_GIT_DIRTY=$(GIT_DIRTY) -DSUITE_BUILD_ARCH='"$(ARCH)"'
+# XDEFS: extra defines for an experiment's build beside the product's (with O=build/<name>/),
+# e.g. XDEFS=-DDECODE_RING_SEG=512: never in the product's own build.
+XDEFS ?=
+DEFS := -DSUITE_GIT_COMMIT='"$(GIT_COMMIT)"' -DSUITE_GIT_DIRTY=$(GIT_DIRTY) -DSUITE_BUILD_ARCH='"$(ARCH)"' $(XDEFS)
 
 # Every header an experiment may include: common/ and the experiments' own (04-reduce includes
 # 03-dlops/clocks.h), so a header change rebuilds what reads it.

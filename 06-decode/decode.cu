@@ -1093,9 +1093,18 @@ extern "C" __global__ void __launch_bounds__(kPersistentThreads, 1) decode_persi
 // each thread's first K/V vectors into registers before the barrier that precedes it.
 constexpr int kRingThreads = 512;
 constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
-constexpr int kRingSeg = 1024;                                       // columns of a row per piece
-constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB
-constexpr int kRingMaxSlots = 4;                                     // per warp
+// The piece's width is a build-time knob for experiments (DECODE_RING_SEG, e.g. make
+// XDEFS=-DDECODE_RING_SEG=512 O=build/seg512/ build/seg512/06-decode/decode): a narrower piece
+// keeps fewer bytes in flight at the same number of slots (05-sync's loaded-latency probe: in
+// flight beyond ~30 KB an SM lengthens every round trip and buys no bandwidth). The product is
+// built with 1024.
+#ifndef DECODE_RING_SEG
+#define DECODE_RING_SEG 1024
+#endif
+constexpr int kRingSeg = DECODE_RING_SEG;                            // columns of a row per piece
+static_assert(kRingSeg % (8 * 32) == 0 && kRingSeg <= 1024, "a piece's row: whole 16-byte lane reads of a warp, at most 2 KB");
+constexpr int kRingPieceBytes = 2 * kRingSeg * static_cast<int>(sizeof(__half));  // both rows: 4 KB (product)
+constexpr int kRingMaxSlots = 4 * (1024 / kRingSeg);                 // per warp: at most 16 KB
 // The default: 2 slots per warp, not as many as fit. On two lent H100s (2e64fc7 and 129ddc0,
 // interleaved runs) the 1B's best mode ran 3-9 us faster with 2 than with 3 (05-sync's
 // loaded-latency probe: past ~30 KB an SM in flight, depth lengthens every round trip and buys no
@@ -2878,7 +2887,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     engines.push_back({"persistent_ring",
                        "one cooperative kernel, " + std::to_string(ring->blocks()) + " blocks x " +
                            std::to_string(ring->threads()) + " threads, weights streamed through a ring of " +
-                           std::to_string(ring->slots()) + " x 4 KB of shared memory per warp, " +
+                           std::to_string(ring->slots()) + " x " + std::to_string(kRingPieceBytes / 1024) + " KB of shared memory per warp, " +
                            std::to_string(kBarriersPerLayer * s.layers) + " grid barriers",
                        [&] { ring->launch(st, kStAll, 0); }, {}, {}});
   for (auto& e : engines) {
@@ -3170,7 +3179,7 @@ int main(int argc, char** argv) {
   ex.flags().add_int("steps", &steps, 1, 1000, "decode steps per timed batch (default 10; --quick 3)");
   ex.flags().add_string("prediction", &prediction, "report.json holding <model>_predicted_single_kernel_us (default <results dir>/report.json)");
   ex.flags().add_int("prefetch-kb", &prefetch_kb, 0, 128, "persistent engine: L2 prefetch per block before each barrier (default 64; full runs sweep 0-128)");
-  ex.flags().add_int("ring-slots", &ring_slots, 0, kRingMaxSlots, "ring engine: 4 KB shared-memory slots per warp (default 0: 2; at most as many as fit, up to 4)");
+  ex.flags().add_int("ring-slots", &ring_slots, 0, kRingMaxSlots, kRingSeg == 1024 ? "ring engine: 4 KB shared-memory slots per warp (default 0: 2; at most as many as fit, up to 4)" : "ring engine: shared-memory slots per warp, of the narrower pieces of this build (DECODE_RING_SEG; default 0: 2)");
   ex.flags().add_int("timeout-ms", &timeout_ms, 10, 60000, "grid-barrier spin timeout on the constant-rate clock (default 2000)");
   ex.validate_flags([&]() -> std::string {
     if (!model_flag.empty() && model_flag != "1b" && model_flag != "8b" && model_flag != "all")
@@ -3209,10 +3218,11 @@ int main(int argc, char** argv) {
       std::printf("%s: engine persistent: %d blocks x %d threads, %d grid barriers, prefetch %s\n", s->name,
                   ex.sm_count(), kPersistentThreads, kBarriersPerLayer * s->layers,
                   o.sweep_prefetch ? "swept over 0, 32, 64, 128 KB per block" : (std::to_string(prefetch_kb) + " KB per block").c_str());
-      std::printf("%s: engine persistent_ring (sm_90): %d blocks x %d threads, %s 4 KB shared-memory slots per warp; "
+      std::printf("%s: engine persistent_ring (sm_90): %d blocks x %d threads, %s %d KB shared-memory slots per warp; "
                   "piece assignment {pairs, balanced} x K/V preload {off, on} swept, best kept; one step's timeline of the kept "
                   "mode (and of pairs+kv_preload when another is kept)\n",
-                  s->name, ex.sm_count(), kRingThreads, std::to_string(ring_slots ? ring_slots : kRingDefaultSlots).c_str());
+                  s->name, ex.sm_count(), kRingThreads, std::to_string(ring_slots ? ring_slots : kRingDefaultSlots).c_str(),
+                  kRingPieceBytes / 1024);
       if (o.breakdown)
         std::printf("%s: stages alone: barriers only + 6 stage kinds (headline persistent engine), 11 launch kinds (stream)\n", s->name);
     }

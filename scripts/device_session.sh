@@ -38,6 +38,8 @@
 #   bash scripts/device_session.sh latencyprobe OUT  05's loaded-latency probe (05-sync/probes/loaded_latency.cu):
 #                                              a dependent load's round trip, L2 hit and DRAM miss, on SMs that
 #                                              stream and on SMs that do not; OUT/loaded_latency.txt
+#   bash scripts/device_session.sh pieces OUT  06's ring with 2 KB and 1 KB pieces (DECODE_RING_SEG builds beside
+#                                              the product's 4 KB one), interleaved 1B runs; OUT/pieces.txt
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -174,6 +176,30 @@ case $mode in
   latencyprobe)
     sass_probe loaded_latency 05-sync/probes/loaded_latency.cu
     exit $? ;;
+  pieces)
+    # 06's ring with narrower pieces (DECODE_RING_SEG: 1024 columns, the product's 4 KB pieces; 512:
+    # 2 KB; 256: 1 KB) and so fewer bytes in flight at the same slots. Interleaved 1B runs of
+    # builds side by side on one card, RUNS of them (default: the list below, twice), each line
+    # "SEG SLOTS"; the kept mode's median of each into OUT/pieces.txt, every run's output in
+    # OUT/06-1b-seg<SEG>-slots<SLOTS>-<n>.txt. Stops starting runs when LIMIT (560 s) is near.
+    t0=$(date +%s)
+    make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    for seg in 512 256; do
+      make O=build/seg$seg/ XDEFS=-DDECODE_RING_SEG=$seg build/seg$seg/06-decode/decode > "$out/build-seg$seg.log" 2>&1 &
+    done
+    wait
+    for seg in 512 256; do [ -x build/seg$seg/06-decode/decode ] || { tail -40 "$out/build-seg$seg.log"; exit 1; }; done
+    echo "built in $(( $(date +%s) - t0 ))s"
+    bin_of() { [ "$1" = 1024 ] && echo 06-decode/decode || echo "build/seg$1/06-decode/decode"; }
+    rc=0; n=0
+    while read -r seg slots; do
+      [ $(( $(date +%s) - t0 )) -lt $(( ${LIMIT:-560} - 70 )) ] || { echo "stopping: LIMIT near"; break; }
+      n=$((n + 1)); f="$out/06-1b-seg$seg-slots$slots-$n.txt"
+      "$(bin_of "$seg")" --model 1b --ring-slots "$slots" > "$f" 2>&1 || rc=1
+      kept=$(grep -E "^\| Llama-3.2-1B +\| persistent_ring" "$f" | head -1 | cut -d'|' -f4 | tr -d ' ')
+      echo "run $n seg $seg slots $slots ($(( seg * 4 * slots / 1024 )) KB a warp, $(( seg * 4 * slots * 16 / 1024 )) KB a block): kept $kept us; $(grep -oE '\([0-9]+ waited at: [^)]*\)' "$f" | head -1) after $(( $(date +%s) - t0 ))s" | tee -a "$out/pieces.txt"
+    done <<< "${RUNS:-$(printf '1024 2\n512 2\n256 2\n256 4\n1024 2\n512 2\n256 2\n256 4\n')}"
+    exit $rc ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -185,5 +211,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe, pieces)" >&2; exit 2 ;;
 esac
