@@ -199,6 +199,14 @@ case $mode in
       kept=$(grep -E "^\| Llama-3.2-1B +\| persistent_ring" "$f" | head -1 | cut -d'|' -f4 | tr -d ' ')
       echo "run $n seg $seg slots $slots ($(( seg * 4 * slots / 1024 )) KB a warp, $(( seg * 4 * slots * 16 / 1024 )) KB a block): kept $kept us; $(grep -oE '\([0-9]+ waited at: [^)]*\)' "$f" | head -1) after $(( $(date +%s) - t0 ))s" | tee -a "$out/pieces.txt"
     done <<< "${RUNS:-$(printf '1024 2\n512 2\n256 2\n256 4\n1024 2\n512 2\n256 2\n256 4\n')}"
+    # the kept mode's timeline rows (barrier after QKV, O, down: where the ring opens at arrival)
+    for f in "$out"/06-1b-seg*.txt; do
+      kept=$(grep -oE '\([0-9]+ waited at: [^)]*\)' "$f" | head -1 | sed 's/.*: //; s/)//')
+      echo "== $(basename "$f") ($kept)"
+      grep -E "^\| Llama-3.2-1B +\| $(echo "$kept" | sed 's/+/\\+/g') +\|" "$f" | cut -d'|' -f4,6-13
+    done | tee -a "$out/pieces.txt"
+    tar czf "$out/pieces.tgz" -C "$out" $(cd "$out" && ls 06-1b-seg*.txt)
+    rm -f "$out"/06-1b-seg*.txt
     exit $rc ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)
