@@ -38,8 +38,8 @@
 #   bash scripts/device_session.sh latencyprobe OUT  05's loaded-latency probe (05-sync/probes/loaded_latency.cu):
 #                                              a dependent load's round trip, L2 hit and DRAM miss, on SMs that
 #                                              stream and on SMs that do not; OUT/loaded_latency.txt
-#   bash scripts/device_session.sh pieces OUT  06's ring with 2 KB and 1 KB pieces (DECODE_RING_SEG builds beside
-#                                              the product's 4 KB one), interleaved 1B runs; OUT/pieces.txt
+#   bash scripts/device_session.sh variants OUT  06 built several ways (the tree, a carried decode_base.cu, the ring's
+#                                              2 KB and 1 KB pieces), interleaved runs on one card; OUT/variants.txt
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
 set -u -o pipefail
 cd "$(dirname "$0")/.."
@@ -176,37 +176,51 @@ case $mode in
   latencyprobe)
     sass_probe loaded_latency 05-sync/probes/loaded_latency.cu
     exit $? ;;
-  pieces)
-    # 06's ring with narrower pieces (DECODE_RING_SEG: 1024 columns, the product's 4 KB pieces; 512:
-    # 2 KB; 256: 1 KB) and so fewer bytes in flight at the same slots. Interleaved 1B runs of
-    # builds side by side on one card, RUNS of them (default: the list below, twice), each line
-    # "SEG SLOTS"; the kept mode's median of each into OUT/pieces.txt, every run's output in
-    # OUT/06-1b-seg<SEG>-slots<SLOTS>-<n>.txt. Stops starting runs when LIMIT (560 s) is near.
+  variants)
+    # 06 built several ways, interleaved runs on one card. A variant: new (make's build of the
+    # tree), base (06-decode/decode_base.cu when the call carries one: the code before a change,
+    # built with the same flags), seg512 / seg256 (DECODE_RING_SEG: the ring's pieces 2 KB / 1 KB
+    # wide instead of 4 KB, so fewer bytes in flight at the same slots). RUNS: lines "VARIANT
+    # MODEL SLOTS" (default below, twice over). Each run's kept mode and median, and the best
+    # median of each group_o family, into OUT/variants.txt; the outputs packed into
+    # OUT/variants.tgz. Stops starting runs when LIMIT (560 s) is near.
     t0=$(date +%s)
+    runs=${RUNS:-$(printf 'new 1b 2\nbase 1b 2\nseg512 1b 2\nseg256 1b 2\nseg256 1b 4\nnew 8b 2\nbase 8b 2\n%.0s' 1 2)}
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
     for seg in 512 256; do
-      make O=build/seg$seg/ XDEFS=-DDECODE_RING_SEG=$seg build/seg$seg/06-decode/decode > "$out/build-seg$seg.log" 2>&1 &
+      echo "$runs" | grep -q "^seg$seg " && \
+        make O=build/seg$seg/ XDEFS=-DDECODE_RING_SEG=$seg build/seg$seg/06-decode/decode > "$out/build-seg$seg.log" 2>&1 &
     done
+    if echo "$runs" | grep -q "^base "; then
+      [ -f 06-decode/decode_base.cu ] || { echo "variants: base asked for, no 06-decode/decode_base.cu carried"; exit 2; }
+      mkdir -p build/base
+      nvcc -O3 -std=c++17 -lineinfo -gencode=arch=compute_90,code=sm_90 -Xcompiler -Wall \
+        -DSUITE_GIT_COMMIT="\"base-of-$commit\"" -DSUITE_GIT_DIRTY=1 -DSUITE_BUILD_ARCH='"sm_90"' \
+        -o build/base/decode 06-decode/decode_base.cu > "$out/build-base.log" 2>&1 &
+    fi
     wait
-    for seg in 512 256; do [ -x build/seg$seg/06-decode/decode ] || { tail -40 "$out/build-seg$seg.log"; exit 1; }; done
+    bin_of() { case $1 in new) echo 06-decode/decode ;; base) echo build/base/decode ;; *) echo "build/$1/06-decode/decode" ;; esac; }
+    while read -r v model slots; do [ -x "$(bin_of "$v")" ] || { echo "variants: $v did not build"; tail -30 "$out"/build*.log; exit 1; }; done <<< "$runs"
     echo "built in $(( $(date +%s) - t0 ))s"
-    bin_of() { [ "$1" = 1024 ] && echo 06-decode/decode || echo "build/seg$1/06-decode/decode"; }
     rc=0; n=0
-    while read -r seg slots; do
-      [ $(( $(date +%s) - t0 )) -lt $(( ${LIMIT:-560} - 70 )) ] || { echo "stopping: LIMIT near"; break; }
-      n=$((n + 1)); f="$out/06-1b-seg$seg-slots$slots-$n.txt"
-      "$(bin_of "$seg")" --model 1b --ring-slots "$slots" > "$f" 2>&1 || rc=1
-      kept=$(grep -E "^\| Llama-3.2-1B +\| persistent_ring" "$f" | head -1 | cut -d'|' -f4 | tr -d ' ')
-      echo "run $n seg $seg slots $slots ($(( seg * 4 * slots / 1024 )) KB a warp, $(( seg * 4 * slots * 16 / 1024 )) KB a block): kept $kept us; $(grep -oE '\([0-9]+ waited at: [^)]*\)' "$f" | head -1) after $(( $(date +%s) - t0 ))s" | tee -a "$out/pieces.txt"
-    done <<< "${RUNS:-$(printf '1024 2\n512 2\n256 2\n256 4\n1024 2\n512 2\n256 2\n256 4\n')}"
-    # the kept mode's timeline rows (barrier after QKV, O, down: where the ring opens at arrival)
-    for f in "$out"/06-1b-seg*.txt; do
+    while read -r v model slots; do
+      [ $(( $(date +%s) - t0 )) -lt $(( ${LIMIT:-560} - 45 )) ] || { echo "stopping: LIMIT near"; break; }
+      n=$((n + 1)); f="$out/06-$model-$v-slots$slots-$n.txt"
+      "$(bin_of "$v")" --model "$model" --ring-slots "$slots" > "$f" 2>&1 || rc=1
+      name=$(grep -oE '\| Llama-3\.[0-9]+-[0-9]+B +\| persistent_ring +\| [0-9.]+' "$f" | head -1 | awk '{print $NF}')
+      kept=$(grep -oE '\([0-9]+ waited at: [^)]*\)' "$f" | head -1 | sed 's/.*: //; s/)//')
+      fam=$(for x in "group_o " "group_o+hold " "group_o+hold+late "; do
+              m=$(grep -E "^\| Llama-3\.[0-9]+-[0-9]+B +\| [a-z_+]*${x//+/\\+}" "$f" | awk -F'|' 'NF == 8 && $4 ~ /^ *[0-9.]+ *$/ {print $4+0}' | sort -n | head -1)
+              printf '%s%s ' "${x% }" "=${m:-none}"; done)
+      echo "run $n $v $model slots $slots: kept $name us ($kept); best $fam; after $(( $(date +%s) - t0 ))s" | tee -a "$out/variants.txt"
+    done <<< "$runs"
+    for f in "$out"/06-*-slots*-*.txt; do
       kept=$(grep -oE '\([0-9]+ waited at: [^)]*\)' "$f" | head -1 | sed 's/.*: //; s/)//')
       echo "== $(basename "$f") ($kept)"
-      grep -E "^\| Llama-3.2-1B +\| $(echo "$kept" | sed 's/+/\\+/g') +\|" "$f" | cut -d'|' -f4,6-13
-    done | tee -a "$out/pieces.txt"
-    tar czf "$out/pieces.tgz" -C "$out" $(cd "$out" && ls 06-1b-seg*.txt)
-    rm -f "$out"/06-1b-seg*.txt
+      grep -E "^\| Llama-3\.[0-9]+-[0-9]+B +\| $(echo "$kept" | sed 's/+/\\+/g') +\| [a-z_]+ +\|" "$f" | cut -d'|' -f4,6-13
+    done >> "$out/variants.txt"
+    tar czf "$out/variants.tgz" -C "$out" $(cd "$out" && ls 06-*-slots*-*.txt)
+    rm -f "$out"/06-*-slots*-*.txt
     exit $rc ;;
   race8b-gohc|race8b-base)
     t0=$(date +%s)
@@ -219,5 +233,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe, pieces)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe, variants)" >&2; exit 2 ;;
 esac
