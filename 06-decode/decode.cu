@@ -383,15 +383,8 @@ __device__ __forceinline__ void gain_issue(GainRegs& r, const __half* gain, int 
 // xs = gain * v / rms(v), v the residual (FP32) or, when emb_row is given, that FP16 row.
 // Every block that needs the normalised vector computes it: no barrier for a norm stage.
 // pre: the gain already in registers (gain_issue with the same gain and n), or null.
-struct NoMid {
-  __device__ void operator()() const {}
-};
-// mid() runs on every thread once the block's loads of v have returned (after the block reduction's
-// barrier): the ring's late open (kRingLate) issues its burst there, behind the norm's own loads.
-template <class Mid = NoMid>
 __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float* resid, const __half* emb_row,
-                                              const __half* gain, int n, float eps, const GainRegs* pre = nullptr,
-                                              Mid&& mid = Mid{}) {
+                                              const __half* gain, int n, float eps, const GainRegs* pre = nullptr) {
   // The gain is loaded with v (not after the block reduction: one L2 round trip less) and
   // applied at once; the reduction's 1/rms scales the products afterwards.
   float ss = 0.f;
@@ -421,7 +414,6 @@ __device__ __forceinline__ void stage_rmsnorm(float* xs, float* red, const float
   const int warp = threadIdx.x / kLanes, nw = blockDim.x / kLanes;
   if (threadIdx.x % kLanes == 0) red[warp] = ss;
   __syncthreads();
-  mid();
   float total = 0.f;
   for (int w = 0; w < nw; ++w) total += red[w];
   const float inv = rsqrtf(total / n + eps);
@@ -1127,7 +1119,7 @@ __host__ __device__ inline size_t down_tile_index(int hidden, int mlp, int n, in
   const int tile = hidden / kRingWarps;
   return (static_cast<size_t>(n / tile) * mlp + j) * tile + n % tile;
 }
-enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8, kRingHeadCount = 16, kRingHold = 32, kRingLate = 64 };  // bits of DecodeArgs.ring_mode
+enum RingMode { kRingBalanced = 1, kRingPreloadKv = 2, kRingFusedMlp = 4, kRingGroupO = 8, kRingHeadCount = 16, kRingHold = 32 };  // bits of DecodeArgs.ring_mode
 constexpr int kRingModes = 8;  // the bits below kRingGroupO, swept in every combination (group_o: its own kernel)
 
 // A GEMV stage as one block sees it: pairs [p0, p0 + np) of W[rows, K], S pieces per pair.
@@ -1640,28 +1632,13 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   // hold_open, even with hold a constant false there, NVVM emitted different PTX for it (9e08e08's
   // review, checked against the PTX of 43652a4); spelled apart, its PTX is unchanged.
   const bool hold = (a.ring_mode & kRingHold) != 0;
-  auto hold_open = [&](int gate, auto&& issue, bool open_now = true) {
+  auto hold_open = [&](int gate, auto&& issue) {
     if (hold) {
       if (threadIdx.x == 0) ring_gate() = gate;
       __syncthreads();
     }
     issue();
-    if (hold && open_now) q.open(gate);
-  };
-  // late (kRingLate, with hold): at the barriers after O and after down (each followed by a norm;
-  // not the last layer's, before the logits) the held slots open after the departure, not at the
-  // arrival: in the norm's prologue once its loads of the residual have returned (stage_rmsnorm's
-  // mid). Only there (each open() call site inlines the issue path, and code size has cost this
-  // kernel before), so the host runs late with every stage or with no GEMV stage at all. Why: the timeline put the barrier after O at 2.35, 4.83 and 6.69
-  // us a layer (1B, H100, 2e64fc7) with 1, 2 and 3 slots a warp opened at the arrival: the
-  // barrier lasts as long as the bytes opened at its arrival take to land, about 27 GB/s an SM.
-  // open() is idempotent (it fills free slots up to the gate), so the owed open needs no state of
-  // its own: the gate in shared memory says how far (a register for it cost the hd64 kernel spills).
-  const bool late = hold && (a.ring_mode & kRingLate) != 0;
-  auto open_pending = [&] {
-    if constexpr (GO && !HC) {  // (head_count never holds)
-      if (late) q.open(ring_gate());
-    }
+    if (hold) q.open(gate);
   };
   // The same barrier, loading the gain of the norm that follows it while the block waits. With
   // the MLP fused the waited barriers are after QKV (where 0), O (2) and down (4): after O the
@@ -1670,8 +1647,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
   auto sync_gain_or_drain = [&](int layer, int where, const __half* gain) -> bool {
     if constexpr (GO) {
       const int gate = layer * kBarriersPerLayer + (where == 2 ? 4 : 5);
-      if (grid_barrier_then(a, ++k, layer, where, &s_stop,
-                            [&] { hold_open(gate, [&] { gain_issue(gpre, gain, H); }, !late || layer + 1 == a.layers); }))
+      if (grid_barrier_then(a, ++k, layer, where, &s_stop, [&] { hold_open(gate, [&] { gain_issue(gpre, gain, H); }); }))
         return true;
     } else {
       if (grid_barrier_then(a, ++k, layer, where, &s_stop, [&] { gain_issue(gpre, gain, H); })) return true;
@@ -1688,7 +1664,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       const __half* emb_row = l == 0 ? a.emb + static_cast<size_t>(a.token) * H : nullptr;
       if (l == 0)
         for (int i = b * blockDim.x + threadIdx.x; i < H; i += nb * blockDim.x) a.resid[i] = __half2float(emb_row[i]);
-      stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps, &gpre, open_pending);
+      stage_rmsnorm(sm, red, a.resid, emb_row, lw + a.off.attn_gain, H, a.eps, &gpre);
       ring_gemv(q, r, sm, tl_gemv(a.layers, st + 1), [&](int row, float s0, float s1) { rope_append_pair(a, s_rope, l, row, s0, s1); });
     }
     // kv_preload: the item's K/V loads go in flight after this block's arrival, while it waits:
@@ -1776,7 +1752,7 @@ __device__ __forceinline__ void ring_body(const DecodeArgs& a) {
       float* hs = sm + a.mlp;
       const RingStage rd = ring_stage(a, st + 4);
       if (r.W) {
-        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre, open_pending);
+        stage_rmsnorm(sm, red, a.resid, nullptr, lw + a.off.mlp_gain, H, a.eps, &gpre);
         ring_gemv(q, r, sm, tl_gemv(a.layers, st + 4), [&](int row, float s0, float s1) { hs[row / 2 - r.p0] = silu(s0) * s1; });
       } else
         for (int t = threadIdx.x; t < rd.np; t += blockDim.x) hs[t] = 0.f;  // timing with gate/up masked off
@@ -1892,7 +1868,7 @@ const int kPrefetchSweepKb[] = {0, 32, 64, 128};
 std::string ring_mode_name(int mode) {
   return std::string((mode & kRingBalanced) ? "balanced" : "pairs") + ((mode & kRingPreloadKv) ? "+kv_preload" : "") +
          ((mode & kRingFusedMlp) ? "+fused_mlp" : "") + ((mode & kRingGroupO) ? "+group_o" : "") +
-         ((mode & kRingHeadCount) ? "+head_count" : "") + ((mode & kRingHold) ? "+hold" : "") + ((mode & kRingLate) ? "+late" : "");
+         ((mode & kRingHeadCount) ? "+head_count" : "") + ((mode & kRingHold) ? "+hold" : "");
 }
 
 LayerLayout layout_of(const Shape& s) {
@@ -2471,11 +2447,6 @@ class Persistent {
     // barrier before attention and the unfused MLP's barrier after gate/up do not open it
     if ((mode_ & kRingHold) && ((mode_ & (kRingGroupO | kRingFusedMlp | kRingHeadCount)) != (kRingGroupO | kRingFusedMlp)))
       FAIL("the hold mode is a group-O mode with the fused MLP, without head_count");
-    if ((mode_ & kRingLate) && !(mode_ & kRingHold)) FAIL("the late mode is a hold mode");
-    // late opens the held slots in the prologues of QKV and gate/up only: with one of them masked
-    // off and a later GEMV stage on, that stage would wait for pieces nobody requested
-    if ((mode_ & kRingLate) && stages != kStAll && (stages & ~kStAttn) != 0)
-      FAIL("the late mode runs with every stage, or with attention alone");
     void* args[] = {&a};
     const void* fn = (mode_ & kRingHeadCount) ? fn_hc_ : (mode_ & kRingGroupO) ? fn_go_ : fn_;
     CHECK_CUDA(cudaLaunchCooperativeKernel(fn, dim3(blocks_), dim3(threads_), args, smem_, s));
@@ -2950,8 +2921,7 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     // group_o beside the two deals with the K/V preload and the fused MLP (the kept modes of every run since a5c52b2)
     // (and each with the barrier before attention made a count per KV head: head_count)
     // (and each with the ring held at every waited barrier until the block has arrived: hold)
-    // (and each with the ring held after O and after down until the norm's loads have returned: late)
-    for (int hc : {0, static_cast<int>(kRingHeadCount), static_cast<int>(kRingHold), kRingHold | kRingLate})
+    for (int hc : {0, static_cast<int>(kRingHeadCount), static_cast<int>(kRingHold)})
       for (int mode : {kRingPreloadKv | kRingFusedMlp, kRingBalanced | kRingPreloadKv | kRingFusedMlp})
         if (ring->go_ok()) modes.push_back(mode | kRingGroupO | hc);
     for (int mode : modes) {
@@ -2972,12 +2942,12 @@ void run_model(Experiment& ex, const Shape& s, const RunOptions& o) {
     std::vector<int> tl_modes;
     if (kept != kRingPreloadKv) tl_modes.push_back(kRingPreloadKv);
     tl_modes.push_back(kept);
-    // (and of the best head_count mode, the best hold mode, the best late mode and the best group_o
-    // mode with none of them, each when it ran and lost)
-    for (int hc : {0, static_cast<int>(kRingHeadCount), static_cast<int>(kRingHold), kRingHold | kRingLate}) {
+    // (and of the best head_count mode, the best hold mode and the best group_o mode with neither,
+    // each when it ran and lost)
+    for (int hc : {0, static_cast<int>(kRingHeadCount), static_cast<int>(kRingHold)}) {
       int best_go = -1;
       for (const auto& p : ring_sweep)
-        if ((p.first & kRingGroupO) && (p.first & (kRingHeadCount | kRingHold | kRingLate)) == hc &&
+        if ((p.first & kRingGroupO) && (p.first & (kRingHeadCount | kRingHold)) == hc &&
             (best_go < 0 || p.second.median < ring_sweep[best_go].second.median))
           best_go = static_cast<int>(&p - ring_sweep.data());
       if (best_go >= 0 && ring_sweep[best_go].first != kept) tl_modes.push_back(ring_sweep[best_go].first);
