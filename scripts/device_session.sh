@@ -209,7 +209,7 @@ case $mode in
       "$(bin_of "$v")" --model "$model" --ring-slots "$slots" > "$f" 2>&1 || rc=1
       name=$(grep -oE '\| Llama-3\.[0-9]+-[0-9]+B +\| persistent_ring +\| [0-9.]+' "$f" | head -1 | awk '{print $NF}')
       kept=$(grep -oE '\([0-9]+ waited at: [^)]*\)' "$f" | head -1 | sed 's/.*: //; s/)//')
-      fam=$(for x in "group_o " "group_o+hold " "group_o+hold+late "; do
+      fam=$(for x in "group_o " "group_o+hold "; do
               m=$(grep -E "^\| Llama-3\.[0-9]+-[0-9]+B +\| [a-z_+]*${x//+/\\+}" "$f" | awk -F'|' 'NF == 8 && $4 ~ /^ *[0-9.]+ *$/ {print $4+0}' | sort -n | head -1)
               printf '%s%s ' "${x% }" "=${m:-none}"; done)
       echo "run $n $v $model slots $slots: kept $name us ($kept); best $fam; after $(( $(date +%s) - t0 ))s" | tee -a "$out/variants.txt"
