@@ -62,11 +62,19 @@ probe_out() {
   { nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader; echo "commit $commit"; "$@"; } 2>&1 | tee "$out/$file"
   return "${PIPESTATUS[0]}"
 }
-# sass_probe NAME SRC: build_probe, its SASS into OUT/NAME.sass, then probe_out NAME.txt (--quick
-# when QUICK is set); the run's exit status.
+# probe_sass NAME SRC: the built probe's SASS into OUT/NAME.sass, checked against the sass rules of
+# SRC's NAME.rules (the CI checks its ptx rules), the verdict into OUT/NAME.asmcheck.txt and stdout.
+probe_sass() {
+  { echo "// $1: SASS for sm_90 (cuobjdump -sass)"; cuobjdump -sass "build/$1"; } > "$out/$1.sass" 2>&1
+  python3 tests/asmcheck.py --target sass --rules "${2%.cu}.rules" --asm "$out/$1.sass" --tag "$1" \
+    > "$out/$1.asmcheck.txt" 2>&1
+  echo "sass rules: $(tail -1 "$out/$1.asmcheck.txt")"; grep '^FAIL' "$out/$1.asmcheck.txt" | head -10
+}
+# sass_probe NAME SRC: build_probe, probe_sass, then probe_out NAME.txt (--quick when QUICK is
+# set); the run's exit status.
 sass_probe() {
   build_probe "$1" "$2"
-  cuobjdump -sass "build/$1" > "$out/$1.sass" 2>&1
+  probe_sass "$1" "$2"
   probe_out "$1.txt" "build/$1" ${QUICK:+--quick}
 }
 case $mode in
@@ -141,6 +149,7 @@ case $mode in
     exit $rc ;;
   chainprobe)
     build_probe chain_probe 02-gemv/probes/chain_probe.cu
+    probe_sass chain_probe 02-gemv/probes/chain_probe.cu
     probe_out "chain_probe-${SET:-pipe}.txt" build/chain_probe "${SET:-pipe}"
     exit $? ;;
   chaincheck)

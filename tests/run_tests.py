@@ -83,12 +83,35 @@ def build(arch, prefix):
 
 def build_probes():
     """The probes beside the experiments (not in make): they must still build, by the command in
-    their header."""
+    their header, and their PTX must hold what each measures (NN-name/probes/NAME.rules, beside
+    the source; a probe without one fails), with ptxas's report for the res rules."""
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     for src in sorted(glob.glob("0*/probes/*.cu")):
-        out = os.path.join("build", "probes", os.path.splitext(os.path.basename(src))[0])
+        name = os.path.splitext(os.path.basename(src))[0]
+        out = os.path.join("build", "probes", name)
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        r = sh([shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc", "-O3", "-std=c++17", "-arch=sm_90", "-o", out, src], timeout=600)
-        report(r.returncode == 0, f"build probe {src}", tail(r.stderr))
+        r = sh([nvcc, "-O3", "-std=c++17", "-arch=sm_90", "-Xptxas", "-v", "-o", out, src], timeout=600)
+        report(r.returncode == 0, f"build probe {src}", "" if r.returncode == 0 else tail(r.stderr))
+        with open(out + ".resources", "w") as f:
+            f.write(r.stderr)
+        rules = os.path.splitext(src)[0] + ".rules"
+        if not os.path.exists(rules):
+            report(False, f"asm ptx probe {src}", f"no {rules} beside the probe")
+            continue
+        p = sh([nvcc, "-O3", "-std=c++17", "-arch=compute_90", "-ptx", "-o", out + ".ptx", src], timeout=600)
+        if p.returncode != 0:
+            report(False, f"asm ptx probe {src}", tail(p.stderr))
+            continue
+        asmcheck(f"asm ptx probe {src}", ["--target", "ptx", "--rules", rules, "--asm", out + ".ptx",
+                                          "--res", out + ".resources", "--tag", name])
+
+
+def asmcheck(label, args):
+    """tests/asmcheck.py with args, reported as one check: its summary, and its first FAIL lines."""
+    r = sh([sys.executable, "tests/asmcheck.py"] + args, timeout=300)
+    fails = [ln for ln in r.stdout.splitlines() if ln.startswith("FAIL")]
+    summary = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr.strip()
+    report(r.returncode == 0, label, summary.split(": ", 1)[-1] + ("\n  " + "\n  ".join(fails[:20]) if fails else ""))
 
 
 def asm_checks(target, prefix, exps):
@@ -101,13 +124,10 @@ def asm_checks(target, prefix, exps):
         if not os.path.exists(asm):
             report(False, f"asm {target} {e}", f"{asm} was not built")
             continue
-        cmd = [sys.executable, "tests/asmcheck.py", "--target", target, "--rules", rules, "--asm", asm, "--tag", e]
+        args = ["--target", target, "--rules", rules, "--asm", asm, "--tag", e]
         if target == "ptx":  # ptxas's report for the res rules; asmcheck fails if it is missing
-            cmd += ["--res", prefix + e + ".resources"]
-        r = sh(cmd, timeout=300)
-        fails = [ln for ln in r.stdout.splitlines() if ln.startswith("FAIL")]
-        summary = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr.strip()
-        report(r.returncode == 0, f"asm {target} {e}", summary.split(": ", 1)[-1] + ("\n  " + "\n  ".join(fails[:20]) if fails else ""))
+            args += ["--res", prefix + e + ".resources"]
+        asmcheck(f"asm {target} {e}", args)
 
 
 def gpu_present():
