@@ -6,6 +6,17 @@ matches (the code moved on), the fault FAILS loudly rather than passing unplante
 
 
 def register(fault):
+    # 10. A probe measuring something else than it says: loaded_latency's chase through L1 (a
+    #     plain load: its "L2 hop" could be an L1 hit), release_probe's arrival without release.
+    fault("10-chase-through-l1", "loaded_latency's chase as a plain load (probe PTX rule)", "ci",
+          "05-sync/probes/loaded_latency",
+          [(r'asm volatile\("ld\.global\.cg\.u32 %0, \[%1\];"', 'asm volatile("ld.global.u32 %0, [%1];"')],
+          ("asm", "ptx", r"ld\\\.global\\\.cg"))
+    fault("10-arrival-without-release", "release_probe's arrival as a relaxed atomic without release (probe PTX rule)", "ci",
+          "05-sync/probes/release_probe",
+          [(r"else if \(ORDER != kFirst\) scope_release_increment_u64\(a\.counter\);",
+            "else if (ORDER != kFirst) atomicAdd(a.counter, 1ull);  // PLANTED FAULT")],
+          ("asm", "ptx", r"has /red\\\.release"))
     # 3. Device-scope loads in a barrier spin without their scope bits: the acquire load becomes a
     #    volatile one (sm_90), the agent-scope acquire a workgroup-scope one (gfx942, so no sc1).
     fault("3-spin-without-scope-ptx", "spin loads without .acquire.gpu (sm_90 PTX rule)", "ci", "05-sync/sync",

@@ -139,7 +139,8 @@ def run_fault(f, compile_only=False):
         asm, why = compile_asm(root, f, target)
         if not asm:
             return False, why
-        rules = os.path.join(os.path.dirname(f["exp"]), "asm.rules")
+        # an experiment's asm.rules, or a probe's own NAME.rules beside it (NN-name/probes/)
+        rules = f["exp"] + ".rules" if os.path.exists(f["exp"] + ".rules") else os.path.join(os.path.dirname(f["exp"]), "asm.rules")
         r = subprocess.run([sys.executable, "tests/asmcheck.py", "--target", target, "--rules", rules, "--asm", asm],
                            capture_output=True, text=True, timeout=300)
         fails = [ln for ln in r.stdout.splitlines() if ln.startswith("FAIL") and re.search(must_fail, ln)]
