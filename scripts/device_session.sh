@@ -195,6 +195,11 @@ case $mode in
     # OUT/variants.tgz. Stops starting runs when LIMIT (560 s) is near.
     t0=$(date +%s)
     runs=${RUNS:-$(printf 'new 1b 2\nbase 1b 2\nseg512 1b 2\nseg256 1b 2\nseg256 1b 4\nnew 8b 2\nbase 8b 2\n%.0s' 1 2)}
+    # the default list runs base only when the call carries its source; a RUNS naming it must
+    if [ -z "${RUNS:-}" ] && [ ! -f 06-decode/decode_base.cu ]; then
+      echo "variants: no 06-decode/decode_base.cu carried: the default runs without base"
+      runs=$(echo "$runs" | grep -v '^base ')
+    fi
     make -j16 06-decode/decode > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
     for seg in 512 256; do
       echo "$runs" | grep -q "^seg$seg " && \
