@@ -1097,7 +1097,8 @@ constexpr int kRingWarps = kRingThreads / PORT_WARP_SIZE;
 // XDEFS=-DDECODE_RING_SEG=512 O=build/seg512/ build/seg512/06-decode/decode): a narrower piece
 // keeps fewer bytes in flight at the same number of slots (05-sync's loaded-latency probe: in
 // flight beyond ~30 KB an SM lengthens every round trip and buys no bandwidth). The product is
-// built with 1024.
+// built with 1024: on an H100 (6945f60, results/h100-80gb-hbm3/variants-6945f60) 2 KB and 1 KB
+// pieces shortened the barriers but lost 20-130 us a 1B step (a wait and a refill a piece).
 #ifndef DECODE_RING_SEG
 #define DECODE_RING_SEG 1024
 #endif
