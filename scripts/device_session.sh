@@ -38,6 +38,9 @@
 #   bash scripts/device_session.sh latencyprobe OUT  05's loaded-latency probe (05-sync/probes/loaded_latency.cu):
 #                                              a dependent load's round trip, L2 hit and DRAM miss, on SMs that
 #                                              stream and on SMs that do not; OUT/loaded_latency.txt
+#   bash scripts/device_session.sh pacedprobe OUT  06's paced-ring probe (06-decode/probes/paced_ring.cu): a layer's
+#                                              chains with the ring's feed and with a pacing producer warp;
+#                                              OUT/paced_ring.txt, its SASS and the SASS rules' verdict
 #   bash scripts/device_session.sh variants OUT  06 built several ways (the tree, a carried decode_base.cu, the ring's
 #                                              2 KB and 1 KB pieces), interleaved runs on one card; OUT/variants.txt
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
@@ -185,6 +188,9 @@ case $mode in
   latencyprobe)
     sass_probe loaded_latency 05-sync/probes/loaded_latency.cu
     exit $? ;;
+  pacedprobe)
+    sass_probe paced_ring 06-decode/probes/paced_ring.cu
+    exit $? ;;
   variants)
     # 06 built several ways, interleaved runs on one card. A variant: new (make's build of the
     # tree), base (06-decode/decode_base.cu when the call carries one: the code before a change,
@@ -247,5 +253,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe, variants)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe, pacedprobe, variants)" >&2; exit 2 ;;
 esac
