@@ -121,8 +121,11 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
       const int inflight = __reduce_add_sync(0xffffffffu, w < kConsumers ? issued - landed : 0);
       const int cons = w < kConsumers ? *reinterpret_cast<volatile int*>(&consumed[w]) : 0;
       const bool want = w < kConsumers && issued < total && issued - cons < m;
-      const unsigned wants = __ballot_sync(0xffffffffu, want);
-      if (want && inflight + __popc(wants & ((1u << lane) - 1)) < a.cap) issue(w, issued++);
+      // Within the cap, the lanes that want take turns from a rotating first lane, so no consumer
+      // warp waits on the others' refills for long.
+      const unsigned wants = __ballot_sync(0xffffffffu, want) & 0xffffu, rot = spin & 15u;
+      const unsigned turn = ((wants >> rot) | (wants << (16u - rot))) & 0xffffu, pos = (lane - rot) & 15u;
+      if (want && inflight + __popc(turn & ((1u << pos) - 1u)) < a.cap) issue(w, issued++);
       if (__all_sync(0xffffffffu, w >= kConsumers || issued == total)) break;
       if ((spin & 1023) == 1023 && port_const_clock() - t0 > a.timeout_ns) {
         if (lane == 0) atomicAdd(&o[4], 1ull);
