@@ -11,7 +11,7 @@ def register(fault):
     fault("10-chase-through-l1", "loaded_latency's chase as a plain load (probe PTX rule)", "ci",
           "05-sync/probes/loaded_latency",
           [(r'asm volatile\("ld\.global\.cg\.u32 %0, \[%1\];"', 'asm volatile("ld.global.u32 %0, [%1];"')],
-          ("asm", "ptx", r"ld\\\.global\\\.cg"))
+          ("asm", "ptx", r"ld\\\.global\\\.cg"), patch_file="common/probe.h")
     fault("10-arrival-without-release", "release_probe's arrival as a relaxed atomic without release (probe PTX rule)", "ci",
           "05-sync/probes/release_probe",
           [(r"else if \(ORDER != kFirst\) scope_release_increment_u64\(a\.counter\);",

@@ -37,11 +37,10 @@
 #include <random>
 #include <vector>
 #include "../../common/bulk_copy.h"  // bulk_load / bulk_wait: 06-decode's ring
-#include "../../common/probe.h"     // PROBE_CK, probe_start
+#include "../../common/probe.h"     // PROBE_CK, probe_start, probe_chase_ring, probe_hop
 #include "../../common/port.h"  // port_const_clock: %globaltimer
 
 constexpr int kThreads = 512;
-constexpr unsigned kLine = 128;             // bytes per chase hop (one line)
 
 struct Args {
   const uint4* src;                  // 1 GiB of 0x01 bytes
@@ -70,15 +69,9 @@ __device__ __forceinline__ uint4 ld_stream(const uint4* p, unsigned long long po
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p), "l"(pol));
   return v;
 }
-// One hop: the load's address depends on the previous load (.cg: L2, never L1).
-__device__ __forceinline__ unsigned ld_hop(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
 __device__ __forceinline__ unsigned long long chase(const unsigned* ring, unsigned& idx, int hops) {
   const unsigned long long t0 = port_const_clock();
-  for (int h = 0; h < hops; ++h) idx = ld_hop(ring + static_cast<size_t>(idx) * (kLine / 4));
+  for (int h = 0; h < hops; ++h) idx = probe_hop(ring, idx);
   return port_const_clock() - t0;
 }
 
@@ -199,40 +192,22 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
 
 typedef void (*KernelFn)(Args);
 
-// A ring of `lines` 128-byte lines in one random cycle (Sattolo), as device memory; `order` gets the
-// cycle's lines in walking order from line 0 (order[k + hops] is where a chase from order[k] ends).
-static unsigned* make_ring(unsigned lines, std::mt19937_64& rng, std::vector<unsigned>& order) {
-  std::vector<unsigned> next(lines);
-  for (unsigned i = 0; i < lines; ++i) next[i] = i;
-  for (unsigned i = lines - 1; i > 0; --i) std::swap(next[i], next[std::uniform_int_distribution<unsigned>(0, i - 1)(rng)]);
-  std::vector<unsigned> img(static_cast<size_t>(lines) * (kLine / 4), 0);
-  for (unsigned i = 0; i < lines; ++i) img[static_cast<size_t>(i) * (kLine / 4)] = next[i];
-  order.resize(lines);
-  unsigned at = 0;
-  for (unsigned k = 0; k < lines; ++k, at = next[at]) order[k] = at;
-  unsigned* d;
-  PROBE_CK(cudaMalloc(&d, img.size() * 4));
-  PROBE_CK(cudaMemcpy(d, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
-  return d;
-}
-
 int main(int argc, char** argv) {
   bool quick = false;
-  if (const int rc = probe_start(argc, argv, "loaded_latency", &quick); rc >= 0) return rc;
   cudaDeviceProp prop;
-  PROBE_CK(cudaGetDeviceProperties(&prop, 0));
+  if (const int rc = probe_start(argc, argv, "loaded_latency", &quick, &prop); rc >= 0) return rc;
   const int n = prop.multiProcessorCount;
   const int hops = quick ? 200 : 2000, reps = quick ? 2 : 5;
   const size_t src_bytes = size_t(1) << 30;
   uint4* src = probe_ones_source(src_bytes);
   std::mt19937_64 rng(20261206);
-  const unsigned l2_lines = (64u << 10) / kLine, dram_lines = (256u << 20) / kLine;
+  const unsigned l2_lines = (64u << 10) / kProbeLine, dram_lines = (256u << 20) / kProbeLine;
   // Every block walks the L2 ring from line 0. In the DRAM ring block b of launch r starts at step
   // b * spacing + r * hops of the cycle: no two chases of a run meet, and no launch walks lines an
   // earlier one brought into L2.
   std::vector<unsigned> l2_order, dram_order;
-  unsigned* ring_l2 = make_ring(l2_lines, rng, l2_order);
-  unsigned* ring_dram = make_ring(dram_lines, rng, dram_order);
+  unsigned* ring_l2 = probe_chase_ring(l2_lines, rng, l2_order);
+  unsigned* ring_dram = probe_chase_ring(dram_lines, rng, dram_order);
   const size_t spacing = dram_lines / n;
   const int max_launches = static_cast<int>(spacing / hops) - 1;
   if (max_launches < 1) {

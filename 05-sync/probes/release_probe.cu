@@ -235,9 +235,8 @@ void add_orders(std::vector<Config>& c, const char* name, unsigned bytes) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  if (const int rc = probe_start(argc, argv, "release_probe", &quick); rc >= 0) return rc;
   cudaDeviceProp prop;
-  PROBE_CK(cudaGetDeviceProperties(&prop, 0));
+  if (const int rc = probe_start(argc, argv, "release_probe", &quick, &prop); rc >= 0) return rc;
   const int n = prop.multiProcessorCount;
   const int iters = quick ? 200 : 2000, reps = quick ? 2 : 5;
   // The source: 1 GiB of 0x01 bytes (> 4x any L2 here), so each round's bytes come from DRAM.

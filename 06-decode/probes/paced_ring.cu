@@ -43,7 +43,7 @@
 #include "../../common/bulk_copy.h"     // bulk_bar_init, bulk_arm, bulk_copy_to, bulk_wait, bulk_refill_fence
 #include "../../common/device_scope.h"  // scope_release_increment_u64, scope_acquire_load_u64: 06's barrier
 #include "../../common/port.h"          // port_const_clock: %globaltimer, ns
-#include "../../common/probe.h"         // PROBE_CK, probe_start
+#include "../../common/probe.h"         // PROBE_CK, probe_start, probe_chase_ring, probe_hop
 
 constexpr int kConsumers = 16;                       // consumer warps (06's 512 threads)
 constexpr int kThreads = (kConsumers + 1) * 32;      // and the producer warp (idle in ring mode)
@@ -54,7 +54,6 @@ constexpr int kStages = 3;
 // per consumer warp: the 1B's QKV, O and MLP
 __host__ __device__ constexpr int stage_pieces(int st) { return st == 0 ? 2 : st == 1 ? 1 : 12; }
 constexpr int kLayerPieces = stage_pieces(0) + stage_pieces(1) + stage_pieces(2);
-constexpr unsigned kLine = 128;                      // a hop: one line of the L2 ring
 
 struct Args {
   const unsigned* src;               // piece p: 1024 words of value p
@@ -77,11 +76,6 @@ __device__ __forceinline__ bool mbar_done(unsigned bar, unsigned parity) {
   asm volatile("{ .reg .pred q; mbarrier.test_wait.parity.shared::cta.b64 q, [%1], %2; selp.u32 %0, 1, 0, q; }"
                : "=r"(done) : "r"(bar), "r"(parity) : "memory");
   return done != 0;
-}
-__device__ __forceinline__ unsigned ld_hop(const unsigned* p) {  // .cg: L2, never L1
-  unsigned v;
-  asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
 }
 __device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kConsumers * 32) : "memory"); }
 
@@ -175,7 +169,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
               atomicAdd(&o[4], 1ull);
               __trap();
             }
-          for (int h = 0; h < a.hops; ++h) idx = ld_hop(a.ring + static_cast<size_t>(idx) * (kLine / 4));
+          for (int h = 0; h < a.hops; ++h) idx = probe_hop(a.ring, idx);
           chain_ns += port_const_clock() - c0;
         }
         consumers_sync();
@@ -200,30 +194,20 @@ __global__ void fill_pieces(unsigned* p, size_t words) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  if (const int rc = probe_start(argc, argv, "paced_ring", &quick); rc >= 0) return rc;
   cudaDeviceProp prop;
-  PROBE_CK(cudaGetDeviceProperties(&prop, 0));
+  if (const int rc = probe_start(argc, argv, "paced_ring", &quick, &prop); rc >= 0) return rc;
   const int n = prop.multiProcessorCount, layers = quick ? 4 : 16, hops = 6, reps = quick ? 2 : 7;
   const unsigned src_pieces = (1u << 30) / kPiece;  // 1 GiB, over 4x any L2 here
   unsigned* src;
   PROBE_CK(cudaMalloc(&src, static_cast<size_t>(src_pieces) * kPiece));
   fill_pieces<<<1024, 256>>>(src, static_cast<size_t>(src_pieces) * kWords);
   PROBE_CK(cudaGetLastError());
-  // The L2 ring: 512 lines of 128 bytes in one random cycle (Sattolo); the host walks it too.
-  const unsigned lines = (64u << 10) / kLine;
-  std::vector<unsigned> next(lines), img(static_cast<size_t>(lines) * (kLine / 4), 0);
-  for (unsigned i = 0; i < lines; ++i) next[i] = i;
-  unsigned long long rs = 20261206;
-  for (unsigned i = lines - 1; i > 0; --i) {
-    rs = rs * 6364136223846793005ull + 1442695040888963407ull;
-    std::swap(next[i], next[(rs >> 33) % i]);
-  }
-  for (unsigned i = 0; i < lines; ++i) img[static_cast<size_t>(i) * (kLine / 4)] = next[i];
-  unsigned* ring;
-  PROBE_CK(cudaMalloc(&ring, img.size() * 4));
-  PROBE_CK(cudaMemcpy(ring, img.data(), img.size() * 4, cudaMemcpyHostToDevice));
-  unsigned hop_end = 0;
-  for (int k = 0; k < layers * kStages * hops; ++k) hop_end = next[hop_end];
+  // The chains' L2 ring: 64 KB of lines in one random cycle; every block walks it from line 0.
+  std::mt19937_64 rng(20261206);
+  std::vector<unsigned> order;
+  const unsigned lines = (64u << 10) / kProbeLine;
+  const unsigned* ring = probe_chase_ring(lines, rng, order);
+  const unsigned hop_end = order[static_cast<size_t>(layers) * kStages * hops % lines];
   unsigned long long *counter, *out;
   PROBE_CK(cudaMalloc(&counter, 8));
   PROBE_CK(cudaMalloc(&out, static_cast<size_t>(n) * 8 * 8));
