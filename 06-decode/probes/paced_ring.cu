@@ -26,6 +26,9 @@
 //           (issued, not yet seen landed): a deep buffer (m slots) with little in flight
 // Each variant also runs with the chains left out (the stream alone): its time is the bytes'
 // floor on this card for that feeder, and what the chains add is the difference.
+// A second table takes the chain apart under 06's feed (the ring at 2 slots): the hops swept (0, 2,
+// 6), each with the stream and with no pieces at all (the chains alone, on an idle memory system),
+// so the barrier's and a hop's share of the time the chains add can be read off, loaded and idle.
 //
 // Correct before timed: piece p of the source holds the word p in all its 1024 words, so every
 // piece a consumer reads must sum to 1024 p (one read of a slot before its copy landed, or after
@@ -61,6 +64,7 @@ struct Args {
   const unsigned* ring;              // 64 KB of lines in one random cycle: the chains' L2 hops
   int layers, hops, m, cap;          // cap: pieces in flight per block (paced); 0: the ring
   int chain;                         // 0: the stream alone
+  int stream;                        // 0: the chains alone (no pieces)
   unsigned long long* counter;       // the grid barrier's monotonic count (fresh: 0)
   unsigned long long* out;           // per block: [0] kernel ns, [1] chain ns (thread 0), [2] bad pieces,
                                      // [3] pieces read, [4] timeouts, [5] hop end index
@@ -84,7 +88,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
   __shared__ __align__(8) unsigned long long bars[kConsumers * kMaxSlots];
   __shared__ int consumed[kConsumers];                // pieces each consumer warp has read
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, b = blockIdx.x, n = gridDim.x, m = a.m;
-  const int total = a.layers * kLayerPieces;          // pieces per consumer warp
+  const int total = a.stream ? a.layers * kLayerPieces : 0;  // pieces per consumer warp
   unsigned long long* o = a.out + static_cast<size_t>(b) * 8;
   const unsigned long long t0 = port_const_clock();
   if (tid == 0) {
@@ -136,7 +140,7 @@ __global__ void __launch_bounds__(kThreads, 1) probe(Args a) {
   int j = 0;
   for (int l = 0; l < a.layers; ++l)
     for (int st = 0; st < kStages; ++st) {
-      for (int i = 0; i < stage_pieces(st); ++i, ++j) {
+      for (int i = 0; i < (a.stream ? stage_pieces(st) : 0); ++i, ++j) {
         const int s = j % m;
         bulk_wait(smem_u32(&bars[warp * m + s]), (j / m) & 1, t0, a.timeout_ns);
         const uint4* v = reinterpret_cast<const uint4*>(slots + (static_cast<size_t>(warp) * m + s) * kWords);
@@ -207,7 +211,6 @@ int main(int argc, char** argv) {
   std::vector<unsigned> order;
   const unsigned lines = (64u << 10) / kProbeLine;
   const unsigned* ring = probe_chase_ring(lines, rng, order);
-  const unsigned hop_end = order[static_cast<size_t>(layers) * kStages * hops % lines];
   unsigned long long *counter, *out;
   PROBE_CK(cudaMalloc(&counter, 8));
   PROBE_CK(cudaMalloc(&out, static_cast<size_t>(n) * 8 * 8));
@@ -229,50 +232,67 @@ int main(int argc, char** argv) {
               prop.name, n, kThreads, layers, stage_pieces(0), stage_pieces(1), stage_pieces(2), bytes / 1e6, hops, reps);
   std::printf("%-6s %5s %4s %6s %12s %9s %13s %16s %18s\n", "feed", "slots", "cap", "chains", "us a launch", "GB/s",
               "us a layer", "chain us a layer", "beyond stream us");
+  int rc = 0;
+  // One configuration, reps launches: the median launch (us) and the median block's chain time a
+  // layer (us); every launch's blocks checked, a failure named and counted into rc.
+  auto run = [&](int m, int cap, int chain, int stream, int h, double* chain_us) {
+    Args a{src, src_pieces, ring, layers, h, m, cap, chain, stream, counter, out, 2000000000ull};
+    const unsigned end = order[static_cast<size_t>(layers) * kStages * h % lines];
+    const unsigned long long want_pieces = stream ? static_cast<unsigned long long>(kConsumers) * layers * kLayerPieces : 0;
+    std::vector<float> ms;
+    std::vector<unsigned long long> host(static_cast<size_t>(n) * 8);
+    for (int r = 0; r < reps; ++r) {
+      PROBE_CK(cudaMemset(counter, 0, 8));
+      PROBE_CK(cudaMemset(out, 0, static_cast<size_t>(n) * 8 * 8));
+      void* args[] = {&a};
+      PROBE_CK(cudaEventRecord(e0));
+      PROBE_CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(probe), dim3(n), dim3(kThreads), args, smem, 0));
+      PROBE_CK(cudaEventRecord(e1));
+      PROBE_CK(cudaEventSynchronize(e1));
+      float t;
+      PROBE_CK(cudaEventElapsedTime(&t, e0, e1));
+      ms.push_back(t);
+      PROBE_CK(cudaMemcpy(host.data(), out, host.size() * 8, cudaMemcpyDeviceToHost));
+      for (int b = 0; b < n; ++b) {
+        const unsigned long long* ob = &host[static_cast<size_t>(b) * 8];
+        if (ob[2] == 0 && ob[3] == want_pieces && ob[4] == 0 && (!chain || ob[5] == end)) continue;
+        std::fprintf(stderr, "error: %s m %d cap %d chains %d stream %d hops %d, block %d: %llu bad pieces, %llu of %llu "
+                     "read, %llu timeouts, hop end %llu (host %u)\n", cap ? "paced" : "ring", m, cap, chain, stream, h, b,
+                     ob[2], ob[3], want_pieces, ob[4], ob[5], end);
+        rc = kExitFailure;
+        break;
+      }
+    }
+    std::sort(ms.begin(), ms.end());
+    std::vector<double> chains;
+    for (int b = 0; b < n; ++b) chains.push_back(host[static_cast<size_t>(b) * 8 + 1] / 1000.0 / layers);
+    std::sort(chains.begin(), chains.end());
+    *chain_us = chain ? chains[chains.size() / 2] : 0.0;
+    return 1000.0 * ms[ms.size() / 2];
+  };
   struct Variant { int m, cap; };
   const Variant variants[] = {{2, 0}, {3, 0}, {3, 8}, {3, 16}, {3, 32}, {3, 48}};
-  int rc = 0;
   for (const Variant& v : variants) {
     double alone = 0;
     for (int chain = 0; chain < 2; ++chain) {
-      Args a{src, src_pieces, ring, layers, hops, v.m, v.cap, chain, counter, out, 2000000000ull};
-      std::vector<float> ms;
-      std::vector<unsigned long long> host(static_cast<size_t>(n) * 8);
-      for (int r = 0; r < reps; ++r) {
-        PROBE_CK(cudaMemset(counter, 0, 8));
-        PROBE_CK(cudaMemset(out, 0, static_cast<size_t>(n) * 8 * 8));
-        void* args[] = {&a};
-        PROBE_CK(cudaEventRecord(e0));
-        PROBE_CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(probe), dim3(n), dim3(kThreads), args, smem, 0));
-        PROBE_CK(cudaEventRecord(e1));
-        PROBE_CK(cudaEventSynchronize(e1));
-        float t;
-        PROBE_CK(cudaEventElapsedTime(&t, e0, e1));
-        ms.push_back(t);
-        PROBE_CK(cudaMemcpy(host.data(), out, host.size() * 8, cudaMemcpyDeviceToHost));
-        for (int b = 0; b < n; ++b) {
-          const unsigned long long* ob = &host[static_cast<size_t>(b) * 8];
-          const bool ok = ob[2] == 0 && ob[3] == static_cast<unsigned long long>(kConsumers) * layers * kLayerPieces &&
-                          ob[4] == 0 && (!chain || ob[5] == hop_end);
-          if (!ok) {
-            std::fprintf(stderr, "error: %s m %d cap %d chains %d, block %d: %llu bad pieces, %llu of %d read, %llu "
-                         "timeouts, hop end %llu (host %u)\n", v.cap ? "paced" : "ring", v.m, v.cap, chain, b, ob[2],
-                         ob[3], kConsumers * layers * kLayerPieces, ob[4], ob[5], hop_end);
-            rc = kExitFailure;
-            break;
-          }
-        }
-      }
-      std::sort(ms.begin(), ms.end());
-      const double us = 1000.0 * ms[ms.size() / 2];
-      std::vector<double> chains;
-      for (int b = 0; b < n; ++b) chains.push_back(host[static_cast<size_t>(b) * 8 + 1] / 1000.0 / layers);
-      std::sort(chains.begin(), chains.end());
+      double chain_us;
+      const double us = run(v.m, v.cap, chain, 1, hops, &chain_us);
       if (!chain) alone = us;
       std::printf("%-6s %5d %4d %6s %12.1f %9.0f %13.2f %16.2f %18.1f\n", v.cap ? "paced" : "ring", v.m, v.cap,
-                  chain ? "yes" : "no", us, bytes / us / 1e3, us / layers, chain ? chains[chains.size() / 2] : 0.0,
-                  chain ? us - alone : 0.0);
+                  chain ? "yes" : "no", us, bytes / us / 1e3, us / layers, chain_us, chain ? us - alone : 0.0);
     }
+  }
+  // What a chain is made of: the ring's feed at 2 slots (06's default), the chains' hops swept, each
+  // with the stream and alone (no pieces: the barrier and the hops on an idle memory system).
+  std::printf("\nthe chain's parts (ring, 2 slots): %d chains a layer, each a grid barrier + H dependent L2 hops\n", kStages);
+  std::printf("%4s %18s %18s %22s %22s %18s\n", "hops", "chain us a layer", "alone us a layer", "us a launch (stream)",
+              "us a launch (alone)", "beyond stream us");
+  double stream_alone_chain;
+  const double stream_alone = run(2, 0, 0, 1, 0, &stream_alone_chain);
+  for (const int h : {0, 2, 6}) {
+    double with_us, idle_us;
+    const double with = run(2, 0, 1, 1, h, &with_us), idle = run(2, 0, 1, 0, h, &idle_us);
+    std::printf("%4d %18.2f %18.2f %22.1f %22.1f %18.1f\n", h, with_us, idle_us, with, idle, with - stream_alone);
   }
   std::printf("paced_ring: every launch checked (each piece's sum, pieces read, the hops' end, no timeout)%s\n",
               rc ? ": FAILED" : "");
