@@ -35,6 +35,12 @@ endif
 # 1e41cd9 such a copy had to be told on make's command line, and a build started outside
 # scripts/device_session.sh was stamped with the old commit, dirty.)
 GIT_COPY := $(shell c=$$(cat .git-commit 2>/dev/null); test -n "$$c" && ! git cat-file -e "$$c^{commit}" 2>/dev/null && echo 1)
+# scripts/device_session.sh sets SUITE_STAMP_FROM_FILES=1: on the lent machine the files decide
+# even where the copy's .git holds the very commit built. At 14dce4c it did, and `git status` in
+# that copy called the clean tree dirty, so a whole `make run` was stamped dirty.
+ifeq ($(SUITE_STAMP_FROM_FILES)$(wildcard .git-commit),1.git-commit)
+  GIT_COPY := 1
+endif
 ifeq ($(GIT_COPY),1)
   GIT_COMMIT := $(shell cat .git-commit)
   GIT_DIRTY := $(shell cat .git-dirty 2>/dev/null || echo 1)

@@ -53,6 +53,9 @@ mkdir -p "$out"
 # binaries from them by itself (since bc4630e, so a make outside this script does too); here the
 # commit only names the files of headline and chainprobe.
 commit=$(cat .git-commit 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# ... and the Makefile takes the stamp from those files whatever the copy's .git holds (a copy
+# whose .git held the commit built once stamped a clean tree dirty: results/h200/run-14dce4c).
+export SUITE_STAMP_FROM_FILES=1
 # The probes beside the experiments (NN-name/probes/NAME.cu, sm_90, not in make): build_probe NAME
 # SRC builds build/NAME by the command in their headers; probe_out FILE CMD... runs CMD with the
 # card, its clocks and the commit first, all of it into OUT/FILE and stdout; CMD's exit status.

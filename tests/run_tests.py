@@ -130,6 +130,32 @@ def asm_checks(target, prefix, exps):
         asmcheck(f"asm {target} {e}", args)
 
 
+def stamp():
+    """The Makefile's provenance stamp: in a git checkout, git decides (a changed tracked file is
+    dirty); with SUITE_STAMP_FROM_FILES=1 (scripts/device_session.sh), .git-commit and .git-dirty
+    decide even when .git holds that commit."""
+    with tempfile.TemporaryDirectory() as d:
+        g = ["git", "-C", d, "-c", "user.name=t", "-c", "user.email=t@t"]
+        with open(os.path.join(d, "a.txt"), "w") as f:
+            f.write("a\n")
+        for cmd in (["init", "-q"], ["add", "a.txt"], ["commit", "-q", "-m", "a"]):
+            r = sh(g + cmd)
+            if not report(r.returncode == 0, f"stamp: git {cmd[0]}", tail(r.stderr)):
+                return
+        rev = sh(g + ["rev-parse", "--short=12", "HEAD"]).stdout.strip()
+        for name, text in ((".git-commit", rev + "\n"), (".git-dirty", "0\n"), ("a.txt", "changed\n")):
+            with open(os.path.join(d, name), "w") as f:
+                f.write(text)
+        probe = ["make", "-s", "-C", d, "-f", os.path.join(ROOT, "Makefile"), "--eval",
+                 "suite-stamp: ; @echo $(GIT_COMMIT) $(GIT_DIRTY)", "suite-stamp"]
+        env = {k: v for k, v in os.environ.items() if k != "SUITE_STAMP_FROM_FILES"}
+        for flag, want, what in (("", f"{rev} 1", "git decides: a changed tracked file is dirty"),
+                                 ("1", f"{rev} 0", "SUITE_STAMP_FROM_FILES=1: .git-commit and .git-dirty decide")):
+            r = sh(probe, env=dict(env, SUITE_STAMP_FROM_FILES=flag) if flag else env)
+            got = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr.strip()[-200:]
+            report(got == want, f"stamp: {what}", f"got '{got}', want '{want}'")
+
+
 def gpu_present():
     return shutil.which("nvidia-smi") is not None and sh("nvidia-smi -L", timeout=30).returncode == 0
 
@@ -256,6 +282,7 @@ def phase(name, fn, *args):
 def main():
     print(f"make test: experiments present: {' '.join(EXPS)}", flush=True)
     phase("unit tests", unit_tests)
+    phase("provenance stamp", stamp)
     sm90 = phase("build sm_90", build, "sm_90", "")
     phase("build sm_80", build, "sm_80", "build/sm_80/")
     have_gfx = shutil.which("clang++-19") or os.path.exists("/opt/rocm/bin/hipcc")
