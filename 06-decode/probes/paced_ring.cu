@@ -40,8 +40,11 @@
 // sm_90 only (bulk copies, mbarriers); no HIP build.
 #include <cuda_runtime.h>
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <map>
+#include <utility>
 #include <vector>
 #include "../../common/bulk_copy.h"     // bulk_bar_init, bulk_arm, bulk_copy_to, bulk_wait, bulk_refill_fence
 #include "../../common/device_scope.h"  // scope_release_increment_u64, scope_acquire_load_u64: 06's barrier
@@ -234,8 +237,15 @@ int main(int argc, char** argv) {
               "us a layer", "chain us a layer", "beyond stream us");
   int rc = 0;
   // One configuration, reps launches: the median launch (us) and the median block's chain time a
-  // layer (us); every launch's blocks checked, a failure named and counted into rc.
+  // layer (us); every launch's blocks checked, a failure named and counted into rc. A configuration
+  // asked for again (the second table repeats two of the first's) is measured once.
+  std::map<std::array<int, 5>, std::pair<double, double>> measured;
   auto run = [&](int m, int cap, int chain, int stream, int h, double* chain_us) {
+    const std::array<int, 5> key{m, cap, chain, stream, chain ? h : 0};  // no chains: no hops
+    if (const auto it = measured.find(key); it != measured.end()) {
+      *chain_us = it->second.second;
+      return it->second.first;
+    }
     Args a{src, src_pieces, ring, layers, h, m, cap, chain, stream, counter, out, 2000000000ull};
     const unsigned end = order[static_cast<size_t>(layers) * kStages * h % lines];
     const unsigned long long want_pieces = stream ? static_cast<unsigned long long>(kConsumers) * layers * kLayerPieces : 0;
@@ -268,7 +278,8 @@ int main(int argc, char** argv) {
     for (int b = 0; b < n; ++b) chains.push_back(host[static_cast<size_t>(b) * 8 + 1] / 1000.0 / layers);
     std::sort(chains.begin(), chains.end());
     *chain_us = chain ? chains[chains.size() / 2] : 0.0;
-    return 1000.0 * ms[ms.size() / 2];
+    measured[key] = {1000.0 * ms[ms.size() / 2], *chain_us};
+    return measured[key].first;
   };
   struct Variant { int m, cap; };
   const Variant variants[] = {{2, 0}, {3, 0}, {3, 8}, {3, 16}, {3, 32}, {3, 48}};
@@ -287,8 +298,8 @@ int main(int argc, char** argv) {
   std::printf("\nthe chain's parts (ring, 2 slots): %d chains a layer, each a grid barrier + H dependent L2 hops\n", kStages);
   std::printf("%4s %18s %18s %22s %22s %18s\n", "hops", "chain us a layer", "alone us a layer", "us a launch (stream)",
               "us a launch (alone)", "beyond stream us");
-  double stream_alone_chain;
-  const double stream_alone = run(2, 0, 0, 1, 0, &stream_alone_chain);
+  double no_chain;
+  const double stream_alone = run(2, 0, 0, 1, 0, &no_chain);
   for (const int h : {0, 2, 6}) {
     double with_us, idle_us;
     const double with = run(2, 0, 1, 1, h, &with_us), idle = run(2, 0, 1, 0, h, &idle_us);
