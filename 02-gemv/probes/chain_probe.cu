@@ -10,7 +10,7 @@
 // race on y by construction (they are bounds) and are only timed.
 //
 //   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
-//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe [COPIES]
+//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows [COPIES]
 //   COPIES: rotating copies of W, 2-64 (default 32, 1.07 GB); 02-gemv rotates enough for 4x the L2
 //   (7 on an H100, 8 on an H200), and its pipelined r1 c8 chains closer to its bound than the pipe
 //   set's restatement does on the same card: with 02's count the harness is the same as 02's there.
@@ -21,7 +21,8 @@
 // stamps: block start, wait return and warp end per launch), smem (chunks 1-2 staged in shared
 // memory before the wait by LDGSTS or the bulk copy engine), claimed (the chunks after the wait
 // handed out at run time to even out the tail), pipe (02's v4 r1 c8 pipelined, with and without
-// its L2 prefetch before the wait, stamped). sm_90 only (PTX inline); no HIP build.
+// its L2 prefetch before the wait, stamped), rows (one row per warp at a time, dealt statically or
+// claimed at run time, the SMs free or held to two launches' blocks). sm_90 only (PTX inline); no HIP build.
 #include <cuda_fp16.h>
 #include <cstdio>
 #include <cstdlib>
@@ -399,6 +400,65 @@ __global__ void __launch_bounds__(256, 2) kpipe(const __half* __restrict__ W, co
   two_buffer_stream(items, a, b, load, consume);
   if (STAMP && lane == 0 && gw < 2048) ts[4096 + gw] = gt();
 }
+// rows (2026-12-07): one row per warp at a time (r1 c16: 16 loads of 16 B per lane, the row's 8 KB in
+// one batch), the warp's first row (gw) loaded before the wait. After the wait the other rows are
+// either dealt statically (gw + nw, gw + 2 nw, ...: 02's v4 r1 c16) or, CLAIM, handed out at run
+// time from the launch's own counter (g_claim[launch * 8], zeroed by the graph's first node), the
+// next claim asked for while the current row's loads are in flight. Whole rows: no partial sums,
+// one atomic per row. The question: does a tail evened out at run time let the launch two ahead
+// become resident only when its predecessor's blocks leave (with the residency limited to two
+// launches by dynamic shared memory the kernel does not use), so that its first loads fill the
+// wait instead of landing long before it? `launch` is the launch index.
+// x through an asm load: a plain one is loop-invariant, and the compiler hoists all 16 of a lane's
+// vectors out of the row loop (64 registers beside the row's 64: 128 and spills)
+__device__ __forceinline__ v4 ldx(const void* p) { v4 v; asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
+template <bool PDL, bool WAIT, bool CLAIM, bool STAMP = false>
+__global__ void __launch_bounds__(128, 4) krows(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned*, unsigned, int launch) {
+  constexpr int C = 16;
+  const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+  const int nw = gridDim.x * wpb, gw = blockIdx.x * wpb + wib;
+  unsigned long long* ts = STAMP ? g_ts + (size_t)launch * 3 * 2048 : nullptr;
+  if (STAMP && threadIdx.x == 0) { ts[blockIdx.x] = gt(); unsigned sid; asm("mov.u32 %0, %%smid;" : "=r"(sid)); ts[1024 + blockIdx.x] = sid; }
+  if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  unsigned* claim = g_claim + (size_t)launch * 8;
+  v4 w[C];
+  auto load = [&](int row) {
+    const __half* wr = W + (size_t)row * K + 8 * lane;
+#pragma unroll
+    for (int c = 0; c < C; ++c) w[c] = ldw(wr + 8 * 32 * c);
+  };
+  auto consume = [&](int row) {
+    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int c = 0; c < C; ++c) dot8(w[c], ldx(x + 8 * (lane + 32 * c)), a0, a1);
+    float t = a0 + a1;
+    for (int o = 16; o; o >>= 1) t += __shfl_xor_sync(~0u, t, o);
+    if (lane == 0) y[row] = __float2half(t);
+  };
+  const int D = N - nw;  // rows after each warp's first
+  if (gw < N) load(gw);
+  if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
+  if (STAMP && lane == 0 && gw < 2048) ts[2048 + gw] = gt();
+  if (gw >= N) return;
+  if (CLAIM) {
+    // lane 0's atomic is issued first and read (broadcast) only after the row in hand is summed,
+    // so its round trip overlaps that row's arithmetic (and, in the loop, the next row's loads)
+    auto ask = [&]() { unsigned u = 0; if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory"); return u; };
+    unsigned asked = ask();
+    consume(gw);
+    for (int u = (int)__shfl_sync(~0u, asked, 0); u < D;) {
+      const int row = nw + u;
+      load(row);
+      asked = ask();
+      consume(row);
+      u = (int)__shfl_sync(~0u, asked, 0);
+    }
+  } else {
+    consume(gw);
+    for (int row = gw + nw; row < N; row += nw) { load(row); consume(row); }
+  }
+  if (STAMP && lane == 0 && gw < 2048) ts[4096 + gw] = gt();
+}
 __global__ void fill_sent(float* p, int n) { for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) p[i] = __uint_as_float(SENT); }
 __global__ void fill(__half* p, size_t n, uint32_t seed, float scale) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -412,8 +472,8 @@ int main(int argc, char** argv) {
   int copies = 32;
   {
     const std::string a = argc == 2 || argc == 3 ? argv[1] : "";
-    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe") {
-      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe [COPIES]\n");
+    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe" && a != "rows") {
+      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows [COPIES]\n");
       return 2;
     }
     if (argc == 3) {
@@ -509,8 +569,26 @@ int main(int argc, char** argv) {
       vs.push_back({"nowait pipe pf stamp", kpipe<true, false, true, true>, true, g2, t2, 0, -1, 1});
       vs.push_back({"pipe chain pf", kpipe<true, true, true, false>, true, g2, t2, 0, -1, 1});
     }
+  } else if (set == "rows") {  // r1 c16 rows, dealt statically or claimed at run time, with two launches resident or more
+    // krows takes 122 registers: 4 blocks of 128 an SM. At 264 blocks (2 an SM) that is exactly two
+    // launches; at 132 (1 an SM) four, or two where 113 KB of unused dynamic shared memory a block
+    // holds the SM to 2 blocks; at 512 (3.9 an SM) one launch and the next one's first blocks.
+    vs.push_back({"chain m0 base", kern<0, true, true>, true, G, T, 0, 0});  // r4 c4, the timeline set's kernel, for reference
+    for (int g2 : {264, 132, 512}) {
+      vs.push_back({"rows isolated", krows<false, true, false>, false, g2, T, 0, -1, 1});
+      vs.push_back({"rows claim isolated", krows<false, true, true>, false, g2, T, 0, -1, 1});
+      vs.push_back({"nowait rows", krows<true, false, false>, true, g2, T, 0, -1, 1});
+      vs.push_back({"rows static chain stamp", krows<true, true, false, true>, true, g2, T, 0, -1, 1});
+      vs.push_back({"rows claim chain stamp", krows<true, true, true, true>, true, g2, T, 0, -1, 1});
+      if (g2 == 132) {
+        vs.push_back({"rows static chain two-launch stamp", krows<true, true, false, true>, true, g2, T, 113 * 1024, -1, 1});
+        vs.push_back({"rows claim chain two-launch stamp", krows<true, true, true, true>, true, g2, T, 113 * 1024, -1, 1});
+      }
+      vs.push_back({"rows static chain", krows<true, true, false>, true, g2, T, 0, -1, 1});
+      vs.push_back({"rows claim chain", krows<true, true, true>, true, g2, T, 0, -1, 1});
+    }
   } else {
-    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe [COPIES]\n");
+    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows [COPIES]\n");
     return 2;
   }
   for (auto& v : vs) if (v.smem > 48 * 1024) CK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
