@@ -42,6 +42,27 @@ inline int probe_start(int argc, char** argv, const char* name, bool* quick, cud
   return -1;
 }
 
+// A cooperative launch (every block resident at once, which the probes' grid-wide waits need) of
+// fn over `blocks` blocks of `threads`, timed by two events on stream s: its milliseconds. The
+// events are the caller's (made once), and the launch is synchronized before this returns.
+struct ProbeTimer {
+  cudaEvent_t e0, e1;
+  ProbeTimer() {
+    PROBE_CK(cudaEventCreate(&e0));
+    PROBE_CK(cudaEventCreate(&e1));
+  }
+  float coop_ms(const void* fn, int blocks, int threads, void** args, size_t smem, cudaStream_t s = 0) {
+    PROBE_CK(cudaEventRecord(e0, s));
+    PROBE_CK(cudaLaunchCooperativeKernel(fn, dim3(blocks), dim3(threads), args, smem, s));
+    PROBE_CK(cudaEventRecord(e1, s));
+    PROBE_CK(cudaEventSynchronize(e1));
+    PROBE_CK(cudaGetLastError());
+    float ms = 0;
+    PROBE_CK(cudaEventElapsedTime(&ms, e0, e1));
+    return ms;
+  }
+};
+
 // The probes' stream source: `bytes` of 0x01 (every 32-bit word 0x01010101, so a sum of the words
 // loaded says what was moved), by default 1 GiB, over 4x any L2 here.
 constexpr unsigned kProbeWordOnes = 0x01010101u;

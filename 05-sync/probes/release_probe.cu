@@ -270,9 +270,7 @@ int main(int argc, char** argv) {
 
   cudaStream_t s;
   PROBE_CK(cudaStreamCreate(&s));
-  cudaEvent_t e0, e1;
-  PROBE_CK(cudaEventCreate(&e0));
-  PROBE_CK(cudaEventCreate(&e1));
+  ProbeTimer timer;
   std::printf("release_probe: %s, %d SMs, one block of %d threads per SM, %d barriers per launch, median of %d launches\n",
               prop.name, n, kThreads, iters, reps);
   std::printf("%-11s %-9s %9s %10s %11s %10s %10s\n", "kind", "order", "KB/block", "us/barrier", "arrive us", "wait us",
@@ -307,13 +305,7 @@ int main(int argc, char** argv) {
       Args a = {src, src_bytes / 16, iters, n, c.bytes, counter, payload, red, out, clk, abort_flag, err,
                 10000000000ull};
       void* args[] = {&a};
-      PROBE_CK(cudaEventRecord(e0, s));
-      PROBE_CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c.fn), dim3(n), dim3(kThreads), args, dyn, s));
-      PROBE_CK(cudaEventRecord(e1, s));
-      PROBE_CK(cudaStreamSynchronize(s));
-      PROBE_CK(cudaGetLastError());
-      float ms = 0;
-      PROBE_CK(cudaEventElapsedTime(&ms, e0, e1));
+      const float ms = timer.coop_ms(reinterpret_cast<const void*>(c.fn), n, kThreads, args, dyn, s);
       PROBE_CK(cudaMemcpy(herr.data(), err, 3 * 8, cudaMemcpyDeviceToHost));
       if (herr[0]) {
         std::fprintf(stderr, "error: %s %s: barrier wait timed out (block %llu, generation %llu)\n", c.kind_name,

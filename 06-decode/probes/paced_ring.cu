@@ -225,9 +225,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: one block of %d threads and %zu B of shared memory does not fit an SM\n", kThreads, smem);
     return kExitFailure;
   }
-  cudaEvent_t e0, e1;
-  PROBE_CK(cudaEventCreate(&e0));
-  PROBE_CK(cudaEventCreate(&e1));
+  ProbeTimer timer;
   const double bytes = static_cast<double>(n) * kConsumers * layers * kLayerPieces * kPiece;
   std::printf("paced_ring: %s, %d SMs, one block of %d threads per SM (16 consumer warps + a producer), %d layers of "
               "%d/%d/%d pieces of 4 KB per consumer warp (%.0f MB a launch), chains of a grid barrier + %d L2 hops, "
@@ -255,13 +253,7 @@ int main(int argc, char** argv) {
       PROBE_CK(cudaMemset(counter, 0, 8));
       PROBE_CK(cudaMemset(out, 0, static_cast<size_t>(n) * 8 * 8));
       void* args[] = {&a};
-      PROBE_CK(cudaEventRecord(e0));
-      PROBE_CK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(probe), dim3(n), dim3(kThreads), args, smem, 0));
-      PROBE_CK(cudaEventRecord(e1));
-      PROBE_CK(cudaEventSynchronize(e1));
-      float t;
-      PROBE_CK(cudaEventElapsedTime(&t, e0, e1));
-      ms.push_back(t);
+      ms.push_back(timer.coop_ms(reinterpret_cast<const void*>(probe), n, kThreads, args, smem));
       PROBE_CK(cudaMemcpy(host.data(), out, host.size() * 8, cudaMemcpyDeviceToHost));
       for (int b = 0; b < n; ++b) {
         const unsigned long long* ob = &host[static_cast<size_t>(b) * 8];
