@@ -408,11 +408,14 @@ __global__ void __launch_bounds__(256, 2) kpipe(const __half* __restrict__ W, co
 // one atomic per row. The question: does a tail evened out at run time let the launch two ahead
 // become resident only when its predecessor's blocks leave (with the residency limited to two
 // launches by dynamic shared memory the kernel does not use), so that its first loads fill the
-// wait instead of landing long before it? `launch` is the launch index.
+// wait instead of landing long before it? PF: the dealt form with its second row asked of L2 before
+// the wait (on an H100 the pipelined rung's L2 prefetch chains to within 0.32 us of its floor, on an
+// H200 it loses; with two launches resident the prefetch is issued one GEMV ahead, not two or
+// three). `launch` is the launch index.
 // x through an asm load: a plain one is loop-invariant, and the compiler hoists all 16 of a lane's
 // vectors out of the row loop (64 registers beside the row's 64: 128 and spills)
 __device__ __forceinline__ v4 ldx(const void* p) { v4 v; asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
-template <bool PDL, bool WAIT, bool CLAIM, bool STAMP = false>
+template <bool PDL, bool WAIT, bool CLAIM, bool STAMP = false, bool PF = false>
 __global__ void __launch_bounds__(128, 4) krows(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned*, unsigned, int launch) {
   constexpr int C = 16;
   const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
@@ -437,6 +440,9 @@ __global__ void __launch_bounds__(128, 4) krows(const __half* __restrict__ W, co
   };
   const int D = N - nw;  // rows after each warp's first
   if (gw < N) load(gw);
+  // PF (dealt rows only): the warp's second row asked of L2 before the wait, 2 lines of 128 B a lane
+  if (PF && !CLAIM && gw + nw < N)
+    for (int L = lane; L < K * 2 / 128; L += 32) pf(reinterpret_cast<const char*>(W + (size_t)(gw + nw) * K) + (size_t)L * 128);
   if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (STAMP && lane == 0 && gw < 2048) ts[2048 + gw] = gt();
   if (gw >= N) return;
@@ -580,9 +586,11 @@ int main(int argc, char** argv) {
       vs.push_back({"nowait rows", krows<true, false, false>, true, g2, T, 0, -1, 1});
       vs.push_back({"rows static chain stamp", krows<true, true, false, true>, true, g2, T, 0, -1, 1});
       vs.push_back({"rows claim chain stamp", krows<true, true, true, true>, true, g2, T, 0, -1, 1});
+      vs.push_back({"rows static pf chain stamp", krows<true, true, false, true, true>, true, g2, T, 0, -1, 1});
       if (g2 == 132) {
         vs.push_back({"rows static chain two-launch stamp", krows<true, true, false, true>, true, g2, T, 113 * 1024, -1, 1});
         vs.push_back({"rows claim chain two-launch stamp", krows<true, true, true, true>, true, g2, T, 113 * 1024, -1, 1});
+        vs.push_back({"rows static pf chain two-launch stamp", krows<true, true, false, true, true>, true, g2, T, 113 * 1024, -1, 1});
       }
       vs.push_back({"rows static chain", krows<true, true, false>, true, g2, T, 0, -1, 1});
       vs.push_back({"rows claim chain", krows<true, true, true>, true, g2, T, 0, -1, 1});
