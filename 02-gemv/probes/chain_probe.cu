@@ -258,11 +258,15 @@ __device__ __forceinline__ void chunk_sums(const v4 (&w)[4][4], const __half* x,
     for (int o = 16; o; o >>= 1) s[r] += __shfl_xor_sync(~0u, s[r], o);
   }
 }
-__device__ __forceinline__ int claim_next(unsigned* claim, int lane) {
+// claim_ask: lane 0 takes the next index (other lanes 0); read it with claim_take, as late as the
+// caller can (krows overlaps the round trip with a row's arithmetic); claim_next does both at once.
+__device__ __forceinline__ unsigned claim_ask(unsigned* claim, int lane) {
   unsigned u = 0;
   if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory");
-  return (int)__shfl_sync(~0u, u, 0);
+  return u;
 }
+__device__ __forceinline__ int claim_take(unsigned asked) { return (int)__shfl_sync(~0u, asked, 0); }
+__device__ __forceinline__ int claim_next(unsigned* claim, int lane) { return claim_take(claim_ask(claim, lane)); }
 // m20 / m21: chunk 0 of the warp's own group in registers before the wait (static); after it, the
 // other chunks of every group are claimed at run time (8 counters per launch). Where a claimed
 // chunk's 4 row sums go:
@@ -407,7 +411,7 @@ __global__ void __launch_bounds__(256, 2) kpipe(const __half* __restrict__ W, co
 // next claim asked for while the current row's loads are in flight. Whole rows: no partial sums,
 // one atomic per row. The question: does a tail evened out at run time let the launch two ahead
 // become resident only when its predecessor's blocks leave (with the residency limited to two
-// launches by dynamic shared memory the kernel does not use), so that its first loads fill the
+// launches, by registers or by dynamic shared memory the kernel does not use), so that its first loads fill the
 // wait instead of landing long before it? PF: the dealt form with its second row asked of L2 before
 // the wait (on an H100 the pipelined rung's L2 prefetch chains to within 0.32 us of its floor, on an
 // H200 it loses; with two launches resident the prefetch is issued one GEMV ahead, not two or
@@ -449,15 +453,14 @@ __global__ void __launch_bounds__(128, 4) krows(const __half* __restrict__ W, co
   if (CLAIM) {
     // lane 0's atomic is issued first and read (broadcast) only after the row in hand is summed,
     // so its round trip overlaps that row's arithmetic (and, in the loop, the next row's loads)
-    auto ask = [&]() { unsigned u = 0; if (lane == 0) asm volatile("atom.relaxed.gpu.global.add.u32 %0, [%1], 1;" : "=r"(u) : "l"(claim) : "memory"); return u; };
-    unsigned asked = ask();
+    unsigned asked = claim_ask(claim, lane);
     consume(gw);
-    for (int u = (int)__shfl_sync(~0u, asked, 0); u < D;) {
+    for (int u = claim_take(asked); u < D;) {
       const int row = nw + u;
       load(row);
-      asked = ask();
+      asked = claim_ask(claim, lane);
       consume(row);
-      u = (int)__shfl_sync(~0u, asked, 0);
+      u = claim_take(asked);
     }
   } else {
     consume(gw);
