@@ -44,7 +44,7 @@ inline int probe_start(int argc, char** argv, const char* name, bool* quick, cud
 
 // A cooperative launch (every block resident at once, which the probes' grid-wide waits need) of
 // fn over `blocks` blocks of `threads`, timed by two events on stream s: its milliseconds. The
-// events are the caller's (made once), and the launch is synchronized before this returns.
+// timer makes its two events once, and the launch is synchronized before coop_ms returns.
 struct ProbeTimer {
   cudaEvent_t e0, e1;
   ProbeTimer() {
