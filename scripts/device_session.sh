@@ -38,6 +38,9 @@
 #   bash scripts/device_session.sh latencyprobe OUT  05's loaded-latency probe (05-sync/probes/loaded_latency.cu):
 #                                              a dependent load's round trip, L2 hit and DRAM miss, on SMs that
 #                                              stream and on SMs that do not; OUT/loaded_latency.txt
+#   bash scripts/device_session.sh pdlprobe OUT  05's PDL-boundary-under-a-stream probe (05-sync/probes/pdl_loaded.cu):
+#                                              an empty kernel chain's boundary beside a streamer holding every
+#                                              SM; OUT/pdl_loaded.txt, its SASS and the SASS rules' verdict
 #   bash scripts/device_session.sh pacedprobe OUT  06's paced-ring probe (06-decode/probes/paced_ring.cu): a layer's
 #                                              chains with the ring's feed and with a pacing producer warp;
 #                                              OUT/paced_ring.txt, its SASS and the SASS rules' verdict
@@ -190,6 +193,9 @@ case $mode in
     exit $rc ;;
   latencyprobe)
     sass_probe loaded_latency 05-sync/probes/loaded_latency.cu
+    exit $? ;;
+  pdlprobe)
+    sass_probe pdl_loaded 05-sync/probes/pdl_loaded.cu
     exit $? ;;
   pacedprobe)
     sass_probe paced_ring 06-decode/probes/paced_ring.cu
