@@ -10,7 +10,7 @@
 // race on y by construction (they are bounds) and are only timed.
 //
 //   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
-//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows [COPIES]
+//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half [COPIES]
 //   COPIES: rotating copies of W, 2-64 (default 32, 1.07 GB); 02-gemv rotates enough for 4x the L2
 //   (7 on an H100, 8 on an H200), and its pipelined r1 c8 chains closer to its bound than the pipe
 //   set's restatement does on the same card: with 02's count the harness is the same as 02's there.
@@ -419,9 +419,19 @@ __global__ void __launch_bounds__(256, 2) kpipe(const __half* __restrict__ W, co
 // x through an asm load: a plain one is loop-invariant, and the compiler hoists all 16 of a lane's
 // vectors out of the row loop (64 registers beside the row's 64: 128 and spills)
 __device__ __forceinline__ v4 ldx(const void* p) { v4 v; asm volatile("ld.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
-template <bool PDL, bool WAIT, bool CLAIM, bool STAMP = false, bool PF = false>
+// Loads C0..C1-1 of a lane's 16 vectors of one row (compile-time bounds: the array stays in registers).
+template <int C0, int C1>
+__device__ __forceinline__ void row_chunks(v4 (&w)[16], const __half* wr) {
+#pragma unroll
+  for (int c = C0; c < C1; ++c) w[c] = ldw(wr + 8 * 32 * c);
+}
+// PRE (the `half` set, 2026-12-07): of the first row only loads 0..PRE-1 before the wait (16: all
+// of it, 8 KB a warp; 8: 4 KB; 4: 2 KB), the rest after it. 05-sync's PDL-boundary probe found a
+// boundary queueing behind what is in flight (0.48 us idle, 0.66 at 32 KB an SM, 2.0 at 64 KB, H100).
+template <bool PDL, bool WAIT, bool CLAIM, bool STAMP = false, bool PF = false, int PRE = 16>
 __global__ void __launch_bounds__(128, 4) krows(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned*, unsigned, int launch) {
   constexpr int C = 16;
+  static_assert(PRE >= 1 && PRE <= C, "PRE: 1..16 vectors a lane before the wait");
   const int lane = threadIdx.x & 31, wib = threadIdx.x >> 5, wpb = blockDim.x >> 5;
   const int nw = gridDim.x * wpb, gw = blockIdx.x * wpb + wib;
   unsigned long long* ts = STAMP ? g_ts + (size_t)launch * 3 * 2048 : nullptr;
@@ -429,11 +439,8 @@ __global__ void __launch_bounds__(128, 4) krows(const __half* __restrict__ W, co
   if (PDL) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
   unsigned* claim = g_claim + (size_t)launch * 8;
   v4 w[C];
-  auto load = [&](int row) {
-    const __half* wr = W + (size_t)row * K + 8 * lane;
-#pragma unroll
-    for (int c = 0; c < C; ++c) w[c] = ldw(wr + 8 * 32 * c);
-  };
+  auto row_at = [&](int row) { return W + (size_t)row * K + 8 * lane; };
+  auto load = [&](int row) { row_chunks<0, C>(w, row_at(row)); };
   auto consume = [&](int row) {
     float a0 = 0.f, a1 = 0.f;
 #pragma unroll
@@ -443,13 +450,14 @@ __global__ void __launch_bounds__(128, 4) krows(const __half* __restrict__ W, co
     if (lane == 0) y[row] = __float2half(t);
   };
   const int D = N - nw;  // rows after each warp's first
-  if (gw < N) load(gw);
+  if (gw < N) row_chunks<0, PRE>(w, row_at(gw));
   // PF (dealt rows only): the warp's second row asked of L2 before the wait, 2 lines of 128 B a lane
   if (PF && !CLAIM && gw + nw < N)
     for (int L = lane; L < K * 2 / 128; L += 32) pf(reinterpret_cast<const char*>(W + (size_t)(gw + nw) * K) + (size_t)L * 128);
   if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
   if (STAMP && lane == 0 && gw < 2048) ts[2048 + gw] = gt();
   if (gw >= N) return;
+  if (PRE < C) row_chunks<PRE, C>(w, row_at(gw));
   if (CLAIM) {
     // lane 0's atomic is issued first and read (broadcast) only after the row in hand is summed,
     // so its round trip overlaps that row's arithmetic (and, in the loop, the next row's loads)
@@ -481,8 +489,8 @@ int main(int argc, char** argv) {
   int copies = 32;
   {
     const std::string a = argc == 2 || argc == 3 ? argv[1] : "";
-    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe" && a != "rows") {
-      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows [COPIES]\n");
+    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe" && a != "rows" && a != "half") {
+      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half [COPIES]\n");
       return 2;
     }
     if (argc == 3) {
@@ -598,8 +606,22 @@ int main(int argc, char** argv) {
       vs.push_back({"rows static chain", krows<true, true, false>, true, g2, T, 0, -1, 1});
       vs.push_back({"rows claim chain", krows<true, true, true>, true, g2, T, 0, -1, 1});
     }
+  } else if (set == "half") {  // rows dealt, two launches resident, with all, half or a quarter of the first row before the wait
+    // At 264 blocks (two launches by registers) a launch two ahead puts 64 KB an SM in flight as its
+    // predecessor's blocks leave with whole first rows, 32 with halves, 16 with quarters.
+    for (int g2 : {264, 132}) {
+      const size_t sm = g2 == 132 ? 113 * 1024 : 0;  // 132: held to two launches by unused shared memory
+      vs.push_back({"rows isolated", krows<false, true, false>, false, g2, T, sm, -1, 1});
+      vs.push_back({"nowait rows", krows<true, false, false>, true, g2, T, sm, -1, 1});
+      vs.push_back({"rows static chain stamp", krows<true, true, false, true>, true, g2, T, sm, -1, 1});
+      vs.push_back({"rows half chain stamp", krows<true, true, false, true, false, 8>, true, g2, T, sm, -1, 1});
+      vs.push_back({"rows quarter chain stamp", krows<true, true, false, true, false, 4>, true, g2, T, sm, -1, 1});
+      vs.push_back({"rows static chain", krows<true, true, false>, true, g2, T, sm, -1, 1});
+      vs.push_back({"rows half chain", krows<true, true, false, false, false, 8>, true, g2, T, sm, -1, 1});
+      vs.push_back({"rows quarter chain", krows<true, true, false, false, false, 4>, true, g2, T, sm, -1, 1});
+    }
   } else {
-    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows [COPIES]\n");
+    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half [COPIES]\n");
     return 2;
   }
   for (auto& v : vs) if (v.smem > 48 * 1024) CK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
