@@ -72,19 +72,24 @@ probe_out() {
   return "${PIPESTATUS[0]}"
 }
 # probe_sass NAME SRC: the built probe's SASS into OUT/NAME.sass, checked against the sass rules of
-# SRC's NAME.rules (the CI checks its ptx rules), the verdict into OUT/NAME.asmcheck.txt and stdout.
+# SRC's NAME.rules (the CI checks its ptx rules), the verdict into OUT/NAME.asmcheck.txt and stdout;
+# the check's exit status.
 probe_sass() {
   { echo "// $1: SASS for sm_90 (cuobjdump -sass)"; cuobjdump -sass "build/$1"; } > "$out/$1.sass" 2>&1
   python3 tests/asmcheck.py --target sass --rules "${2%.cu}.rules" --asm "$out/$1.sass" --tag "$1" \
     > "$out/$1.asmcheck.txt" 2>&1
+  local rc=$?
   echo "sass rules: $(tail -1 "$out/$1.asmcheck.txt")"; grep '^FAIL' "$out/$1.asmcheck.txt" | head -10
+  return $rc
 }
 # sass_probe NAME SRC: build_probe, probe_sass, then probe_out NAME.txt (--quick when QUICK is
-# set); the run's exit status.
+# set); the run's exit status if it failed, else the SASS check's (a failing rule must fail the
+# call: release_probe's failed unnoticed while only the probe's status counted).
 sass_probe() {
   build_probe "$1" "$2"
-  probe_sass "$1" "$2"
-  probe_out "$1.txt" "build/$1" ${QUICK:+--quick}
+  probe_sass "$1" "$2"; local sass_rc=$?
+  probe_out "$1.txt" "build/$1" ${QUICK:+--quick} || return $?
+  return $sass_rc
 }
 case $mode in
   check)
