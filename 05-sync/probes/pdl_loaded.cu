@@ -14,8 +14,8 @@
 //
 // A streamer holds every SM (one block of 256 threads a SM, held there by 120 KB of dynamic shared
 // memory it does not use) and streams a 1 GiB source with D 16-byte loads per thread in flight
-// (4 D KB a SM), until the chain's last launch tells it to stop. Beside it, on another stream,
-// a chain of 200 launches of an empty kernel (one block of 128 threads a SM, no shared memory, so
+// (4 D KB a SM; D = 1, 2, 4, 6, 8, 12, 16), until the chain's last launch tells it to stop. Beside
+// it, on another stream, a chain of 200 launches of an empty kernel (one block of 128 threads a SM, no shared memory, so
 // it fits beside the streamer), captured into a CUDA graph: with programmatic dependent launch
 // (griddepcontrol.launch_dependents first, then griddepcontrol.wait) or as plain graph edges.
 // Each block stamps %globaltimer when it starts, when its wait returns (PDL) and when it ends.
@@ -139,9 +139,10 @@ int main(int argc, char** argv) {
   cudaStream_t s_chain, s_stream;
   PROBE_CK(cudaStreamCreateWithFlags(&s_chain, cudaStreamNonBlocking));
   PROBE_CK(cudaStreamCreateWithFlags(&s_stream, cudaStreamNonBlocking));
-  void (*streamers[])(StreamArgs) = {nullptr, streamer<1>, streamer<2>, streamer<4>, streamer<8>, streamer<16>};
-  const int depths[] = {0, 1, 2, 4, 8, 16};
-  for (int k = 1; k < 6; ++k)
+  constexpr int kDepths = 8;
+  void (*streamers[kDepths])(StreamArgs) = {nullptr, streamer<1>, streamer<2>, streamer<4>, streamer<6>, streamer<8>, streamer<12>, streamer<16>};
+  const int depths[kDepths] = {0, 1, 2, 4, 6, 8, 12, 16};
+  for (int k = 1; k < kDepths; ++k)
     PROBE_CK(cudaFuncSetAttribute(streamers[k], cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kStreamSmem)));
   cudaEvent_t e0, e1;
   PROBE_CK(cudaEventCreate(&e0));
@@ -182,7 +183,7 @@ int main(int argc, char** argv) {
               "PDL boundary", "PDL wait>start", "plain us/launch", "plain boundary");
   std::vector<unsigned long long> host(static_cast<size_t>(kLaunches) * sms * 3), hout(sms * 4);
   bool ok = true;
-  for (int k = 0; k < 6; ++k) {
+  for (int k = 0; k < kDepths; ++k) {
     const int D = depths[k];
     double gbs = 0;
     std::vector<double> col[2][3];  // [pdl][period, boundary, wait after start]
