@@ -15,9 +15,10 @@
 // A streamer holds every SM (one block of 256 threads a SM, held there by 120 KB of dynamic shared
 // memory it does not use) and streams a 1 GiB source with D 16-byte loads per thread in flight
 // (4 D KB a SM; D = 1, 2, 4, 6, 8, 12, 16), until the chain's last launch tells it to stop. Beside
-// it, on another stream, a chain of 200 launches of an empty kernel (one block of 128 threads a SM, no shared memory, so
-// it fits beside the streamer), captured into a CUDA graph: with programmatic dependent launch
-// (griddepcontrol.launch_dependents first, then griddepcontrol.wait) or as plain graph edges.
+// it, on another stream, a chain of 200 launches of an empty kernel (one block of 128 threads a
+// SM, no shared memory, so it fits beside the streamer), captured into a CUDA graph: with
+// programmatic dependent launch (griddepcontrol.launch_dependents first, then
+// griddepcontrol.wait) or as plain graph edges.
 // Each block stamps %globaltimer when it starts, when its wait returns (PDL) and when it ends.
 // Per launch, the boundary is the first block's wait return (PDL) or start (plain) after the
 // previous launch's last block end; the mean over launches 20..179, the median of 5 chains.
