@@ -163,9 +163,9 @@ case $mode in
     exit $rc ;;
   chainprobe)
     build_probe chain_probe 02-gemv/probes/chain_probe.cu
-    probe_sass chain_probe 02-gemv/probes/chain_probe.cu
-    probe_out "chain_probe-${SET:-pipe}.txt" build/chain_probe "${SET:-pipe}"
-    exit $? ;;
+    probe_sass chain_probe 02-gemv/probes/chain_probe.cu; sass_rc=$?
+    probe_out "chain_probe-${SET:-pipe}.txt" build/chain_probe "${SET:-pipe}" || exit $?
+    exit $sass_rc ;;
   chaincheck)
     t0=$(date +%s)
     make -j16 02-gemv/gemv > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
