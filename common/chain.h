@@ -3,8 +3,7 @@
 // 02-gemv's chained rungs spell the same two things (load_weights16, pdl_launch_dependents /
 // pdl_wait) and can move here.
 #pragma once
-#include "port.h"
-#include "stream_read.h"  // vec4u
+#include "check.h"  // CHECK_CUDA, FAIL (chain_launch); port.h: vec4u
 
 // Weights are read once per token: no L1 allocation (nothing reuses them). No L2::256B hint: with
 // it, 02-gemv's chained GEMVs stopped at 0.92 of the ceiling where plain reads of the same

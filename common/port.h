@@ -98,6 +98,13 @@
 
 #define PORT_FULL_MASK 0xffffffffu
 
+// 16 bytes as four 32-bit words, what every streaming load returns (stream_read.h, chain.h).
+#if defined(PORT_HIP)
+typedef unsigned int vec4u __attribute__((ext_vector_type(4)));  // native vector: the nt builtin needs one
+#else
+typedef uint4 vec4u;
+#endif
+
 // Two named clocks. The cycle counter counts this SM's (CU's) cycles; the
 // constant-rate clock ticks at a rate that is calibrated at start-up, never assumed.
 __device__ __forceinline__ unsigned long long port_cycle_clock() {

@@ -15,12 +15,6 @@
 #include "check.h"
 #include "bulk_copy.h"
 
-#if defined(PORT_HIP)
-typedef unsigned int vec4u __attribute__((ext_vector_type(4)));  // native vector: the nt builtin needs one
-#else
-typedef uint4 vec4u;
-#endif
-
 inline double stream_read_bytes(size_t n_vec4) { return 16.0 * static_cast<double>(n_vec4); }
 
 // Load flavours. PTX qualifiers on NVIDIA; plain and non-temporal on AMD.
