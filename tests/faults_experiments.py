@@ -14,7 +14,7 @@ def register(fault):
           ("asm", "ptx", r"ld\\\.global\\\.cg"), patch_file="common/probe.h")
     fault("10-token-before-wait", "pdl_loaded's link reading its predecessor's token before the wait (probe PTX rule)", "ci",
           "05-sync/probes/pdl_loaded",
-          [(r'(  if \(PDL\) \{\n)', r'  if (threadIdx.x == 0 && *(volatile unsigned*)(a.token + blockIdx.x) == ~0u) atomicAdd(a.bad, 1u);  // PLANTED FAULT\n\1')],
+          [(r'(  chain_release<PDL>\(\);\n)', r'  if (threadIdx.x == 0 && *(volatile unsigned*)(a.token + blockIdx.x) == ~0u) atomicAdd(a.bad, 1u);  // PLANTED FAULT\n\1')],
           ("asm", "ptx", r"before>=1 /griddepcontrol"))
     fault("10-arrival-without-release", "release_probe's arrival as a relaxed atomic without release (probe PTX rule)", "ci",
           "05-sync/probes/release_probe",

@@ -39,6 +39,7 @@
 #include <cstdio>
 #include <thread>
 #include <vector>
+#include "../../common/chain.h"  // chain_weight_load, chain_release / chain_acquire, chain_launch
 #include "../../common/port.h"   // port_const_clock: %globaltimer, ns
 #include "../../common/probe.h"  // PROBE_CK, probe_start, probe_ones_source, kProbeWordOnes
 
@@ -61,11 +62,6 @@ struct LinkArgs {
   int launch, last;
 };
 
-__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
-  uint4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
-  return v;
-}
 __device__ __forceinline__ unsigned ld_flag(const unsigned* p) {
   unsigned v;
   asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -79,10 +75,10 @@ __global__ void __launch_bounds__(kStreamThreads, 1) streamer(StreamArgs a) {
   size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned long long sum = 0, loads = 0, timed_out = 0;
   for (;;) {
-    uint4 v[D];
+    vec4u v[D];
 #pragma unroll
     for (int d = 0; d < D; ++d) {
-      v[d] = ld_stream(a.src + i);
+      v[d] = chain_weight_load(a.src + i);  // the decode chain's weight load: 16 bytes, no L1
       i += step;
       if (i >= a.vecs) i -= a.vecs;
     }
@@ -106,10 +102,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1) streamer(StreamArgs a) {
 template <bool PDL>
 __global__ void __launch_bounds__(kLinkThreads) link(LinkArgs a) {
   const unsigned long long t_start = port_const_clock();
-  if (PDL) {
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-  }
+  chain_release<PDL>();
+  chain_acquire<PDL>();
   const unsigned long long t_wait = PDL ? port_const_clock() : t_start;
   if (threadIdx.x == 0) {
     volatile unsigned* tok = a.token + blockIdx.x;
@@ -155,19 +149,9 @@ int main(int argc, char** argv) {
   for (int pdl = 0; pdl < 2; ++pdl) {
     cudaGraph_t g;
     PROBE_CK(cudaStreamBeginCapture(s_chain, cudaStreamCaptureModeThreadLocal));
-    for (int i = 0; i < kLaunches; ++i) {
-      LinkArgs la{token, stamps, bad, stop, i, kLaunches - 1};
-      cudaLaunchConfig_t lc = {};
-      lc.gridDim = dim3(sms);
-      lc.blockDim = dim3(kLinkThreads);
-      lc.stream = s_chain;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[0].val.programmaticStreamSerializationAllowed = 1;
-      lc.attrs = attr;
-      lc.numAttrs = pdl ? 1 : 0;
-      PROBE_CK(cudaLaunchKernelEx(&lc, pdl ? link<true> : link<false>, la));
-    }
+    for (int i = 0; i < kLaunches; ++i)
+      chain_launch(pdl, pdl ? link<true> : link<false>, dim3(sms), dim3(kLinkThreads), 0, s_chain,
+                   LinkArgs{token, stamps, bad, stop, i, kLaunches - 1});
     PROBE_CK(cudaStreamEndCapture(s_chain, &g));
     PROBE_CK(cudaGraphInstantiate(&chain[pdl], g, 0));
     PROBE_CK(cudaGraphDestroy(g));
