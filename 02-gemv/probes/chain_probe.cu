@@ -10,7 +10,7 @@
 // race on y by construction (they are bounds) and are only timed.
 //
 //   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90 -o build/chain_probe 02-gemv/probes/chain_probe.cu
-//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half [COPIES]
+//   build/chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half|data [COPIES]
 //   COPIES: rotating copies of W, 2-64 (default 32, 1.07 GB); 02-gemv rotates enough for 4x the L2
 //   (7 on an H100, 8 on an H200), and its pipelined r1 c8 chains closer to its bound than the pipe
 //   set's restatement does on the same card: with 02's count the harness is the same as 02's there.
@@ -45,9 +45,35 @@ __device__ __forceinline__ void dot8(const v4& w, const v4& x, float& a0, float&
 }
 // MODE 0 chunk0 regs pre-wait; 1 +L2 pf chunk1 after wait; 2 +L2 pf all rest after wait;
 // 3 chunk1 cp.async->smem pre-wait; 4 = 3 + L2 pf rest after wait; 5 L2 pf chunk1 pre-wait;
-// 6 chunk1 cp.async->smem right after wait
+// 6 chunk1 cp.async->smem right after wait; 30 data-carried (below)
 __device__ unsigned long long* g_ts;  // [launch][3][2048]: start per block, wait return per warp, end per warp
 __device__ __forceinline__ unsigned long long gt() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
+// MODE 30 (the `data` set): the dependency carried by the data, not by the grid. x is the previous
+// launch's y, poisoned with 0xFFFF halves (a NaN no FP16 arithmetic here produces) by the graph's
+// first node; each lane reads its x vectors with relaxed gpu-scope loads (L2, not L1) and re-reads,
+// with a short sleep, any vector still holding a poisoned half (2 ms: give up, counted, exit 1);
+// the 4 row sums of a group are stored together, relaxed, one 8-byte store. No griddepcontrol.wait:
+// the launch's warps take x chunk by chunk as the previous launch's warps write it.
+__device__ unsigned g_timeouts;  // polls that gave up (2 ms): any in a validated variant fails the run
+__device__ __forceinline__ v4 ldx_relaxed(const void* p) { v4 v; asm volatile("ld.relaxed.gpu.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory"); return v; }
+__device__ __forceinline__ bool poisoned(const v4& v) {
+  auto h = [](uint32_t u) { return (u & 0xffffu) == 0xffffu || (u >> 16) == 0xffffu; };
+  return h(v.x) || h(v.y) || h(v.z) || h(v.w);
+}
+__device__ __noinline__ v4 x_spin(const void* p) {  // the slow path: poll until no half is poisoned
+  const unsigned long long t0 = gt();
+  v4 v = ldx_relaxed(p);
+  while (poisoned(v)) {
+    if (gt() - t0 > 2000000ull) { atomicAdd(&g_timeouts, 1u); break; }
+    __nanosleep(32);
+    v = ldx_relaxed(p);
+  }
+  return v;
+}
+__device__ __forceinline__ uint32_t unpoison(float s) {  // FP16 bits of s, never the sentinel
+  const uint32_t b = __half_as_ushort(__float2half(s));
+  return b == 0xffffu ? 0x7fffu : b;
+}
 template <int MODE, bool PDL, bool WAIT, bool STAMP = false>
 __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int delay_ns) {
   extern __shared__ v4 sm[];
@@ -119,26 +145,40 @@ __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, con
         if (MODE == 12 && nch > 2) cp_chunk(wr, 2, 1);
         if (MODE == 5 && nch > 1) pf_chunk(wr, 1);
         if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
-        if (STAMP && lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt();
+        if (STAMP && MODE != 30 && lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt();
         if (MODE == 6 && nch > 1) cp_chunk(wr, 1);
         if (MODE == 1 && nch > 1) pf_chunk(wr, 1);
         if (MODE == 2) for (int c2 = 1; c2 < nch; ++c2) pf_chunk(wr, c2);
         if (MODE == 4) for (int c2 = 2; c2 < nch; ++c2) pf_chunk(wr, c2);
       }
+      v4 xs[4];
+      if (MODE == 30) {
+#pragma unroll
+        for (int c = 0; c < 4; ++c) xs[c] = ldx_relaxed(x + 8 * (ch * 128 + c * 32 + lane));
+#pragma unroll
+        for (int c = 0; c < 4; ++c)
+          if (poisoned(xs[c])) xs[c] = x_spin(x + 8 * (ch * 128 + c * 32 + lane));
+        if (STAMP && first && ch == 0) { __syncwarp(); if (lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt(); }
+      }
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const v4 xv = *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+        const v4 xv = MODE == 30 ? xs[c] : *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
 #pragma unroll
         for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
       }
     }
     first = false;
+    float out[4];
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
       float s = a[r][0] + a[r][1];
       for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(~0u, s, o);
-      if (lane == 0) y[g * 4 + r] = __float2half(s);
+      out[r] = s;
+      if (MODE != 30 && lane == 0) y[g * 4 + r] = __float2half(s);
     }
+    if (MODE == 30 && lane == 0)
+      asm volatile("st.relaxed.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(y + g * 4), "r"(unpoison(out[0]) | unpoison(out[1]) << 16),
+                   "r"(unpoison(out[2]) | unpoison(out[3]) << 16) : "memory");
     if (STAMP && lane == 0) ts[4096 + blockIdx.x * wpb + wib] = gt();
   }
   if (first && PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -280,7 +320,6 @@ __device__ float* g_y32;
 __device__ unsigned* g_done;
 __device__ unsigned* g_claim;  // [launch][8]
 __device__ float* g_part;      // [groups][4][4]
-__device__ unsigned g_timeouts;  // partial polls that gave up (2 ms): any in a validated variant fails the run
 __device__ __forceinline__ float ld_relaxed_f(const float* p) { float v; asm volatile("ld.relaxed.gpu.global.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory"); return v; }
 __device__ __forceinline__ void st_relaxed_f(float* p, float v) { asm volatile("st.relaxed.gpu.global.f32 [%0], %1;" ::"l"(p), "f"(v) : "memory"); }
 #define SENT 0x7fc0deadu
@@ -489,8 +528,8 @@ int main(int argc, char** argv) {
   int copies = 32;
   {
     const std::string a = argc == 2 || argc == 3 ? argv[1] : "";
-    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe" && a != "rows" && a != "half") {
-      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half [COPIES]\n");
+    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe" && a != "rows" && a != "half" && a != "data") {
+      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half|data [COPIES]\n");
       return 2;
     }
     if (argc == 3) {
@@ -510,7 +549,13 @@ int main(int argc, char** argv) {
   const size_t per = (size_t)N * K;
   __half *W, *x, *y;
   CK(cudaMalloc(&W, per * copies * 2)); CK(cudaMalloc(&x, K * 2)); CK(cudaMalloc(&y, N * 2));
-  fill<<<1024, 256>>>(W, per * copies, 1234u, 1.f / 64); fill<<<8, 256>>>(x, K, 99u, 1.f);
+  // the data set chains y into x 200 times: weights of 1.7/64 keep |y| near |x| (a gain of about 1
+  // a GEMV: 64 * 1.7/64 / sqrt(3)); 1/64 elsewhere, as before
+  const std::string set = argc > 1 ? argv[1] : "";
+  fill<<<1024, 256>>>(W, per * copies, 1234u, (set == "data" ? 1.7f : 1.f) / 64); fill<<<8, 256>>>(x, K, 99u, 1.f);
+  __half* bufs;  // [launches + 1][K]: bufs[0] = x, bufs[i + 1] = launch i's y (the dep variants)
+  CK(cudaMalloc(&bufs, (size_t)(launches + 1) * K * 2));
+  CK(cudaMemcpy(bufs, x, K * 2, cudaMemcpyDeviceToDevice));
   CK(cudaDeviceSynchronize());
   std::vector<__half> hx(K); CK(cudaMemcpy(hx.data(), x, K * 2, cudaMemcpyDeviceToHost));
   std::vector<std::vector<double>> ref(copies);
@@ -523,10 +568,11 @@ int main(int argc, char** argv) {
     CK(cudaMemcpyToSymbol(g_y32, &y32, sizeof y32)); CK(cudaMemcpyToSymbol(g_done, &done, sizeof done)); CK(cudaMemcpyToSymbol(g_claim, &claim, sizeof claim)); g_claim_host = claim;
     float* part; CK(cudaMalloc(&part, N * 4 * 4)); fill_sent<<<64, 256>>>(part, N * 4); CK(cudaMemcpyToSymbol(g_part, &part, sizeof part)); }
   cudaStream_t s; CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  struct V { const char* name; KF f; bool pdl; int grid, threads; size_t smem; int delay; int R = 4; };  // R: rows per warp (pipe: 1)
+  // R: rows per warp (pipe: 1). dep: a real chain, launch i reads launch i-1's y (bufs[i]) and
+  // writes bufs[i + 1], the graph's first node poisoning bufs[1..] with 0xFFFF halves
+  struct V { const char* name; KF f; bool pdl; int grid, threads; size_t smem; int delay; int R = 4; bool dep = false; };
   std::vector<V> vs;
   // The variant sets, one per question (each set's raw output is committed under results/h200/probes/).
-  const std::string set = argc > 1 ? argv[1] : "";
   const int G = 256, T = 128;
   if (set == "prefetch") {  // more of the next GEMV's weights in flight, before or after the wait
     vs.push_back({"isolated m0", kern<0, false, true>, false, G, T, 0, 0});
@@ -620,8 +666,20 @@ int main(int argc, char** argv) {
       vs.push_back({"rows half chain", krows<true, true, false, false, false, 8>, true, g2, T, sm, -1, 1});
       vs.push_back({"rows quarter chain", krows<true, true, false, false, false, 4>, true, g2, T, sm, -1, 1});
     }
+  } else if (set == "data") {  // the dependency carried by the data (poisoned x, polled) against the grid boundary
+    // Every launch's x is its predecessor's y. The plain r4 c4 chain (same x every launch) and its
+    // no-wait bound for reference; then, per grid, the real chain by griddepcontrol.wait and by the
+    // data, each also stamped (the data form's "wait return" is when a warp has its first chunk of x).
+    vs.push_back({"chain m0 base", kern<0, true, true>, true, G, T, 0, 0});
+    vs.push_back({"nowait m0", kern<0, true, false>, true, G, T, 0, 0});
+    for (int g2 : {256, 128, 264}) {
+      vs.push_back({"real chain m0", kern<0, true, true>, true, g2, T, 0, 0, 4, true});
+      vs.push_back({"data chain m30", kern<30, true, false>, true, g2, T, 0, 0, 4, true});
+      vs.push_back({"real chain m0 stamp", kern<0, true, true, true>, true, g2, T, 0, 0, 4, true});
+      vs.push_back({"data chain m30 stamp", kern<30, true, false, true>, true, g2, T, 0, 0, 4, true});
+    }
   } else {
-    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half [COPIES]\n");
+    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half|data [COPIES]\n");
     return 2;
   }
   for (auto& v : vs) if (v.smem > 48 * 1024) CK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
@@ -636,12 +694,15 @@ int main(int argc, char** argv) {
     CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     CK(cudaMemsetAsync(prog, 0, 4, s));
     CK(cudaMemsetAsync(g_claim_host, 0, launches * 32, s));
+    if (v.dep) CK(cudaMemsetAsync(bufs + K, 0xff, (size_t)launches * K * 2, s));  // poison every y of the chain
     const unsigned wtot = (unsigned)std::min(v.grid * (v.threads / 32), N / 4);
     for (int i = 0; i < launches; ++i) {
       cudaLaunchConfig_t lc = {}; lc.gridDim = v.grid; lc.blockDim = v.threads; lc.dynamicSmemBytes = v.smem; lc.stream = s;
       cudaLaunchAttribute at[1]; at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization; at[0].val.programmaticStreamSerializationAllowed = 1;
       lc.attrs = at; lc.numAttrs = v.pdl ? 1 : 0;
-      CK(cudaLaunchKernelEx(&lc, v.f, (const __half*)(W + per * (i % copies)), (const __half*)x, y, N, K, prog, (unsigned)i * wtot, v.delay < 0 ? i : v.delay));
+      const __half* xi = v.dep ? bufs + (size_t)i * K : x;
+      __half* yi = v.dep ? bufs + (size_t)(i + 1) * K : y;
+      CK(cudaLaunchKernelEx(&lc, v.f, (const __half*)(W + per * (i % copies)), xi, yi, N, K, prog, (unsigned)i * wtot, v.delay < 0 ? i : v.delay));
     }
     CK(cudaStreamEndCapture(s, &g)); CK(cudaGraphInstantiate(&ge, g, 0));
     { const unsigned zero = 0; CK(cudaMemcpyToSymbol(g_timeouts, &zero, sizeof zero)); }
@@ -650,6 +711,23 @@ int main(int argc, char** argv) {
     std::vector<__half> hy(N); CK(cudaMemcpy(hy.data(), y, N * 2, cudaMemcpyDeviceToHost));
     double e2 = 0, r2 = 0; for (int n = 0; n < N; ++n) { double d = __half2float(hy[n]) - r[n]; e2 += d * d; r2 += r[n] * r[n]; }
     double rel = std::sqrt(e2 / r2);
+    if (v.dep) {  // each checked launch against a CPU double GEMV of the input it actually read
+      std::vector<__half> hb((size_t)(launches + 1) * K);
+      CK(cudaMemcpy(hb.data(), bufs, hb.size() * 2, cudaMemcpyDeviceToHost));
+      rel = 0;
+      for (int i : {0, launches / 2, launches - 1}) {
+        CK(cudaMemcpy(hw.data(), W + per * (i % copies), per * 2, cudaMemcpyDeviceToHost));
+        double f2 = 0, q2 = 0;
+        for (int n = 0; n < N; ++n) {
+          double acc = 0;
+          for (int k = 0; k < K; ++k) acc += (double)__half2float(hw[(size_t)n * K + k]) * __half2float(hb[(size_t)i * K + k]);
+          const double d = __half2float(hb[(size_t)(i + 1) * K + n]) - acc;
+          f2 += d * d; q2 += acc * acc;
+        }
+        const double ri = std::sqrt(f2 / q2);
+        if (std::isnan(ri) || ri > rel) rel = ri;  // the worst of the three, NaN sticking
+      }
+    }
     cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
     std::vector<float> t;
     for (int rep = 0; rep < 15; ++rep) { CK(cudaEventRecord(a, s)); CK(cudaGraphLaunch(ge, s)); CK(cudaEventRecord(b, s)); CK(cudaEventSynchronize(b)); float ms; CK(cudaEventElapsedTime(&ms, a, b)); t.push_back(ms); }
