@@ -16,6 +16,10 @@ def register(fault):
           "05-sync/probes/pdl_loaded",
           [(r'(  chain_release<PDL>\(\);\n)', r'  if (threadIdx.x == 0 && *(volatile unsigned*)(a.token + blockIdx.x) == ~0u) atomicAdd(a.bad, 1u);  // PLANTED FAULT\n\1')],
           ("asm", "ptx", r"before>=1 /griddepcontrol"))
+    fault("10-data-x-through-l1", "chain_probe's data-carried chain polling x with a weak load (L1 may hold the poison; probe PTX rule)", "ci",
+          "02-gemv/probes/chain_probe",
+          [(r'asm volatile\("ld\.relaxed\.gpu\.global\.v4\.u32 ', 'asm volatile("ld.global.v4.u32 ')],
+          ("asm", "ptx", r"ld\\\.relaxed\\\.gpu"))
     fault("10-arrival-without-release", "release_probe's arrival as a relaxed atomic without release (probe PTX rule)", "ci",
           "05-sync/probes/release_probe",
           [(r"else if \(ORDER != kFirst\) scope_release_increment_u64\(a\.counter\);",
