@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <iterator>
 #include "../../common/bulk_copy.h"  // bulk_wait: the suite's bounded mbarrier wait
 #include "../../common/two_buffer.h"  // two_buffer_stream: 02's pipelined schedule (the pipe set)
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
@@ -528,8 +529,11 @@ int main(int argc, char** argv) {
   int copies = 32;
   {
     const std::string a = argc == 2 || argc == 3 ? argv[1] : "";
-    if (a != "prefetch" && a != "delay" && a != "timeline" && a != "smem" && a != "claimed" && a != "pipe" && a != "rows" && a != "half" && a != "data") {
-      fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half|data [COPIES]\n");
+    static const char* const kSets[] = {"prefetch", "delay", "timeline", "smem", "claimed", "pipe", "rows", "half", "data"};
+    if (std::find(std::begin(kSets), std::end(kSets), a) == std::end(kSets)) {
+      fprintf(stderr, "usage: chain_probe SET [COPIES], SET one of:");
+      for (const char* n : kSets) fprintf(stderr, " %s", n);
+      fprintf(stderr, "\n");
       return 2;
     }
     if (argc == 3) {
@@ -678,8 +682,8 @@ int main(int argc, char** argv) {
       vs.push_back({"real chain m0 stamp", kern<0, true, true, true>, true, g2, T, 0, 0, 4, true});
       vs.push_back({"data chain m30 stamp", kern<30, true, false, true>, true, g2, T, 0, 0, 4, true});
     }
-  } else {
-    fprintf(stderr, "usage: chain_probe prefetch|delay|timeline|smem|claimed|pipe|rows|half|data [COPIES]\n");
+  } else {  // every name of kSets has a branch above
+    fprintf(stderr, "chain_probe: set '%s' has no variants\n", set.c_str());
     return 2;
   }
   for (auto& v : vs) if (v.smem > 48 * 1024) CK(cudaFuncSetAttribute(v.f, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)v.smem));
