@@ -19,7 +19,7 @@ def register(fault):
     fault("10-data-x-through-l1", "chain_probe's data-carried chain polling x with a weak load (L1 may hold the poison; probe PTX rule)", "ci",
           "02-gemv/probes/chain_probe",
           [(r'asm volatile\("ld\.relaxed\.gpu\.global\.v4\.u32 ', 'asm volatile("ld.global.v4.u32 ')],
-          ("asm", "ptx", r"ld\\\.relaxed\\\.gpu"))
+          ("asm", "ptx", r"ld\\\.relaxed\\\.gpu"), patch_file="common/chain.h")
     fault("10-arrival-without-release", "release_probe's arrival as a relaxed atomic without release (probe PTX rule)", "ci",
           "05-sync/probes/release_probe",
           [(r"else if \(ORDER != kFirst\) scope_release_increment_u64\(a\.counter\);",

@@ -35,6 +35,7 @@
 #include <iterator>
 #include "../../common/bulk_copy.h"  // bulk_wait: the suite's bounded mbarrier wait
 #include "../../common/two_buffer.h"  // two_buffer_stream: 02's pipelined schedule (the pipe set)
+#include "../../common/chain.h"  // the data set's data-carried readiness (chain_data_*)
 #define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { printf("CUDA %s at %d: %s\n", #x, __LINE__, cudaGetErrorString(e_)); exit(1);} } while (0)
 struct v4 { uint32_t x, y, z, w; };
 __device__ __forceinline__ v4 ldw(const void* p) { v4 v; asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p)); return v; }
@@ -52,29 +53,14 @@ __device__ __forceinline__ unsigned long long gt() { unsigned long long t; asm v
 // MODE 30 (the `data` set): the dependency carried by the data, not by the grid. x is the previous
 // launch's y, poisoned with 0xFFFF halves (a NaN no FP16 arithmetic here produces) by the graph's
 // first node; each lane reads its x vectors with relaxed gpu-scope loads (L2, not L1) and re-reads,
-// with a short sleep, any vector still holding a poisoned half (2 ms: give up, counted, exit 1);
+// with a short sleep, any vector still holding a poisoned half (2 ms: give up, counted, exit 1;
+// common/chain.h's chain_data_load16 / chain_data_poll16);
 // the 4 row sums of a group are stored together, relaxed, one 8-byte store. No griddepcontrol.wait:
 // the launch's warps take x chunk by chunk as the previous launch's warps write it.
 __device__ unsigned g_timeouts;  // polls that gave up (2 ms): any in a validated variant fails the run
-__device__ __forceinline__ v4 ldx_relaxed(const void* p) { v4 v; asm volatile("ld.relaxed.gpu.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p) : "memory"); return v; }
-__device__ __forceinline__ bool poisoned(const v4& v) {
-  auto h = [](uint32_t u) { return (u & 0xffffu) == 0xffffu || (u >> 16) == 0xffffu; };
-  return h(v.x) || h(v.y) || h(v.z) || h(v.w);
-}
-__device__ __noinline__ v4 x_spin(const void* p) {  // the slow path: poll until no half is poisoned
-  const unsigned long long t0 = gt();
-  v4 v = ldx_relaxed(p);
-  while (poisoned(v)) {
-    if (gt() - t0 > 2000000ull) { atomicAdd(&g_timeouts, 1u); break; }
-    __nanosleep(32);
-    v = ldx_relaxed(p);
-  }
-  return v;
-}
-__device__ __forceinline__ uint32_t unpoison(float s) {  // FP16 bits of s, never the sentinel
-  const uint32_t b = __half_as_ushort(__float2half(s));
-  return b == 0xffffu ? 0x7fffu : b;
-}
+// common/chain.h's data-carried primitives, on the probe's v4
+__device__ __forceinline__ v4 as_v4(const vec4u& t) { return v4{t.x, t.y, t.z, t.w}; }
+__device__ __forceinline__ vec4u as_vec4u(const v4& t) { vec4u u; u.x = t.x; u.y = t.y; u.z = t.z; u.w = t.w; return u; }
 template <int MODE, bool PDL, bool WAIT, bool STAMP = false>
 __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, const __half* __restrict__ x, __half* y, int N, int K, unsigned* prog, unsigned target, int delay_ns) {
   extern __shared__ v4 sm[];
@@ -155,10 +141,10 @@ __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, con
       v4 xs[4];
       if (MODE == 30) {
 #pragma unroll
-        for (int c = 0; c < 4; ++c) xs[c] = ldx_relaxed(x + 8 * (ch * 128 + c * 32 + lane));
+        for (int c = 0; c < 4; ++c) xs[c] = as_v4(chain_data_load16(x + 8 * (ch * 128 + c * 32 + lane)));
 #pragma unroll
         for (int c = 0; c < 4; ++c)
-          if (poisoned(xs[c])) xs[c] = x_spin(x + 8 * (ch * 128 + c * 32 + lane));
+          if (chain_data_poisoned(as_vec4u(xs[c]))) xs[c] = as_v4(chain_data_poll16(x + 8 * (ch * 128 + c * 32 + lane), &g_timeouts));
         if (STAMP && first && ch == 0) { __syncwarp(); if (lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt(); }
       }
 #pragma unroll
@@ -178,8 +164,8 @@ __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, con
       if (MODE != 30 && lane == 0) y[g * 4 + r] = __float2half(s);
     }
     if (MODE == 30 && lane == 0)
-      asm volatile("st.relaxed.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(y + g * 4), "r"(unpoison(out[0]) | unpoison(out[1]) << 16),
-                   "r"(unpoison(out[2]) | unpoison(out[3]) << 16) : "memory");
+      asm volatile("st.relaxed.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(y + g * 4), "r"(chain_data_bits(out[0]) | (unsigned)chain_data_bits(out[1]) << 16),
+                   "r"(chain_data_bits(out[2]) | (unsigned)chain_data_bits(out[3]) << 16) : "memory");
     if (STAMP && lane == 0) ts[4096 + blockIdx.x * wpb + wib] = gt();
   }
   if (first && PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
