@@ -304,7 +304,12 @@ struct FmaAcc {
   __device__ __forceinline__ float total(int r, int) const { return warp_sum(a[r][0] + a[r][1]); }
 };
 
-template <int R, int C, bool PDL, bool TAIL, class Acc, bool WAIT = true>
+// DATA (the data-carried chain, sm_90 CUDA): no griddepcontrol.wait; x is the predecessor's y,
+// read with common/chain.h's relaxed loads, all C of a chunk first, then any still poisoned polled.
+#if !defined(PORT_HIP)
+__device__ unsigned g_gemv_data_timeouts;  // polls that gave up (2 ms): the host fails the run
+#endif
+template <int R, int C, bool PDL, bool TAIL, class Acc, bool WAIT = true, bool DATA = false>
 __device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int K, int row0, int N, int v0, int nvec,
                                            int stride, int idx, bool& waited, Acc& acc) {
   vec4u w[R][C];
@@ -320,14 +325,32 @@ __device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int
     }
   }
   if (PDL && !waited) {
-    pdl_wait<PDL && WAIT>();
+    pdl_wait<PDL && WAIT && !DATA>();
     waited = true;
   }
+#if !defined(PORT_HIP)
+  if (DATA) {
+    vec4u xs[C];
 #pragma unroll
-  for (int c = 0; c < C; ++c) {
-    const int v = v0 + c * stride + idx;
-    const vec4u xv = (!TAIL || v < nvec) ? load_x16(x + 8 * v) : zero4();
-    acc.template take<C>(w, c, xv);
+    for (int c = 0; c < C; ++c) {
+      const int v = v0 + c * stride + idx;
+      xs[c] = (!TAIL || v < nvec) ? chain_data_load16(x + 8 * v) : zero4();
+    }
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int v = v0 + c * stride + idx;
+      if ((!TAIL || v < nvec) && chain_data_poisoned(xs[c])) xs[c] = chain_data_poll16(x + 8 * v, &g_gemv_data_timeouts);
+      acc.template take<C>(w, c, xs[c]);
+    }
+  } else
+#endif
+  {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const int v = v0 + c * stride + idx;
+      const vec4u xv = (!TAIL || v < nvec) ? load_x16(x + 8 * v) : zero4();
+      acc.template take<C>(w, c, xv);
+    }
   }
 }
 
@@ -336,8 +359,9 @@ __device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int
 // GEMV's first loads issued during this one's drain rather than at its start). WAIT = false
 // drops griddepcontrol.wait: not a valid chain (a later launch may overwrite y before an earlier
 // one finishes), only the bound a zero-cost dependency would give; the host never counts it as
-// a chained result.
-template <int R, int C, bool PDL, int LATE, class Acc, bool WAIT = true>
+// a chained result. DATA: the data-carried chain (rows_chunk above): launch i's x is launch
+// i-1's y, poisoned before the chain; y stored relaxed, never the poison (chain_data_store_half).
+template <int R, int C, bool PDL, int LATE, class Acc, bool WAIT = true, bool DATA = false>
 __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
   const int lane = threadIdx.x % PORT_WARP_SIZE;
   const int warps = blockDim.x / PORT_WARP_SIZE;
@@ -364,16 +388,21 @@ __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
 #pragma unroll 1
     for (; v0 + step <= nvec; v0 += step, --left) {
       release_if_late(left);
-      rows_chunk<R, C, PDL, false, Acc, WAIT>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
+      rows_chunk<R, C, PDL, false, Acc, WAIT, DATA>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
     }
     if (v0 < nvec) {
       release_if_late(left);
-      rows_chunk<R, C, PDL, true, Acc, WAIT>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
+      rows_chunk<R, C, PDL, true, Acc, WAIT, DATA>(W, x, K, row0, N, v0, nvec, PORT_WARP_SIZE, lane, waited, acc);
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) {
       const float s = acc.total(r, lane);
-      if (lane == 0 && row0 + r < N) y[row0 + r] = __float2half(s);
+      if (lane != 0 || row0 + r >= N) continue;
+#if !defined(PORT_HIP)
+      if (DATA) chain_data_store_half(y + row0 + r, s);
+      else
+#endif
+        y[row0 + r] = __float2half(s);
     }
   }
   if (!waited) pdl_wait<PDL && WAIT>();  // a warp with no rows still orders itself after its predecessor
@@ -392,10 +421,22 @@ __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
   extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_nowait_pdl(GEMV_ARGS) {                           \
     rows_in_flight<R, C, true, 0, ACC, false>(W, x, y, N, K);                                                   \
   }
+// NAME_data_pdl: the data-carried chain (sm_90 CUDA only; v4 r4 c4 and r2 c8, v6 r4 c4: where a
+// chunk's x vectors fit beside its weights and accumulators without a spill; v6 r2 c8 spills).
+#if !defined(PORT_HIP)
+#define GEMV_STAMP_ROWS_DATA(NAME, R, C, ACC, MINB)                                                                \
+  extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_data_pdl(GEMV_ARGS) {                             \
+    rows_in_flight<R, C, true, 0, ACC, false, true>(W, x, y, N, K);                                             \
+  }
+#else
+#define GEMV_STAMP_ROWS_DATA(NAME, R, C, ACC, MINB)
+#endif
 #define GEMV_STAMP_ROWS(R, C) GEMV_STAMP_ROWS_AS(gemv_rows_in_flight_r##R, R, C, FmaAcc<R>, 2)
 GEMV_STAMP_ROWS(1, 16)
 GEMV_STAMP_ROWS(2, 8)
 GEMV_STAMP_ROWS(4, 4)
+GEMV_STAMP_ROWS_DATA(gemv_rows_in_flight_r2, 2, 8, FmaAcc<2>, 2)
+GEMV_STAMP_ROWS_DATA(gemv_rows_in_flight_r4, 4, 4, FmaAcc<4>, 2)
 // v4 lean: one row per warp, 8 loads per lane per chunk (4 KB per warp in flight, half of r1 c16),
 // at most 85 registers (80 used) so that three blocks of 256 fit an SM. Why: 02's read-only bound streams the
 // same 33.5 MB launches at the ceiling with many light warps (32 registers, 8 blocks per SM),
@@ -683,6 +724,7 @@ struct MmaAcc {
 GEMV_STAMP_TENSOR_ROWS(1, 16)
 GEMV_STAMP_TENSOR_ROWS(2, 8)
 GEMV_STAMP_TENSOR_ROWS(4, 4)
+GEMV_STAMP_ROWS_DATA(gemv_tensor_rows_r4, 4, 4, MmaAcc<4>, 2)
 // v6 lean: v4 lean's shape on the tensor cores (one row per warp, 8 loads per lane, 80 registers).
 GEMV_STAMP_ROWS_AS(gemv_tensor_rows_lean_r1c8, 1, 8, MmaAcc<1>, 3)
 
@@ -949,12 +991,21 @@ struct Hand {
   // chunk left; no griddepcontrol.wait at all (the zero-cost-dependency bound, not a chain)
   GemvKernel late_pdl = nullptr;
   GemvKernel nowait_pdl = nullptr;
+  // the data-carried form of the chain (x polled, no wait; run on a real y->x chain only), or nullptr
+  GemvKernel data_pdl = nullptr;
 };
 
 // A rows-in-flight-shaped rung: its isolated kernel NAME and the chained NAME_pdl,
 // NAME_late1_pdl and NAME_nowait_pdl that GEMV_STAMP_ROWS_AS stamps beside it.
 #define GEMV_HAND_ROWS(RUNG, VERSION, VARIANT, NAME, R) \
   { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, NAME##_late1_pdl, NAME##_nowait_pdl }
+// ... and the rows rungs with a data-carried form (NAME_data_pdl, GEMV_STAMP_ROWS_DATA; CUDA only)
+#if !defined(PORT_HIP)
+#define GEMV_HAND_ROWS_DATA(RUNG, VERSION, VARIANT, NAME, R) \
+  { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, NAME##_late1_pdl, NAME##_nowait_pdl, NAME##_data_pdl }
+#else
+#define GEMV_HAND_ROWS_DATA GEMV_HAND_ROWS
+#endif
 
 const std::vector<Hand>& hand_rungs() {
   static const std::vector<Hand> h = {
@@ -962,8 +1013,8 @@ const std::vector<Hand>& hand_rungs() {
       {2, "four accumulators", "-", "gemv_four_accumulators", gemv_four_accumulators, nullptr, kWarpPerRow, 1, 1},
       {3, "wide loads", "-", "gemv_wide_loads", gemv_wide_loads, nullptr, kWarpPerRow, 1, 1},
       GEMV_HAND_ROWS(4, "rows in flight", "r1 c16", gemv_rows_in_flight_r1, 1),
-      GEMV_HAND_ROWS(4, "rows in flight", "r2 c8", gemv_rows_in_flight_r2, 2),
-      GEMV_HAND_ROWS(4, "rows in flight", "r4 c4", gemv_rows_in_flight_r4, 4),
+      GEMV_HAND_ROWS_DATA(4, "rows in flight", "r2 c8", gemv_rows_in_flight_r2, 2),
+      GEMV_HAND_ROWS_DATA(4, "rows in flight", "r4 c4", gemv_rows_in_flight_r4, 4),
       GEMV_HAND_ROWS(4, "rows in flight", "r1 c8 lean", gemv_rows_lean_r1c8, 1),
       {4, "rows in flight", "r1 c8 pipelined", "gemv_rows_pipelined_r1c8", gemv_rows_pipelined_r1c8,
        gemv_rows_pipelined_r1c8_pdl, kPipe, 1, 8},
@@ -990,7 +1041,7 @@ const std::vector<Hand>& hand_rungs() {
        gemv_tensor_core_pipelined_ks4_pdl, kTensorPipe, 8, 4},
       GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r1 c16", gemv_tensor_rows_r1, 1),
       GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r2 c8", gemv_tensor_rows_r2, 2),
-      GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r4 c4", gemv_tensor_rows_r4, 4),
+      GEMV_HAND_ROWS_DATA(6, "tensor core mma.sync", "rows r4 c4", gemv_tensor_rows_r4, 4),
       GEMV_HAND_ROWS(6, "tensor core mma.sync", "rows r1 c8 lean", gemv_tensor_rows_lean_r1c8, 1),
       {6, "tensor core mma.sync", "bulk-copy ring", "gemv_tensor_core_ring", gemv_tensor_core_ring,
        gemv_tensor_core_ring_pdl, kRing, 0, 0},
@@ -1058,11 +1109,8 @@ struct Problem {
   }
 };
 
-void cpu_reference(Problem& p) {
-  const size_t nk = static_cast<size_t>(p.n) * p.k;
-  std::vector<__half> wh(nk), xh(p.k);
-  CHECK_CUDA(cudaMemcpy(wh.data(), p.w, nk * sizeof(__half), cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaMemcpy(xh.data(), p.x, p.k * sizeof(__half), cudaMemcpyDeviceToHost));
+// y = W x in double from the FP16 bits, rows spread over the host's threads.
+std::vector<double> cpu_gemv_double(const std::vector<__half>& wh, const std::vector<__half>& xh, int n, int k) {
   std::vector<double> lut(65536);
   for (int b = 0; b < 65536; ++b) {
     __half_raw raw;
@@ -1070,21 +1118,30 @@ void cpu_reference(Problem& p) {
     const __half h(raw);
     lut[b] = static_cast<double>(__half2float(h));
   }
-  std::vector<double> xd(p.k);
-  for (int i = 0; i < p.k; ++i) xd[i] = static_cast<double>(__half2float(xh[i]));
-  p.ref.assign(p.n, 0.0);
+  std::vector<double> xd(k);
+  for (int i = 0; i < k; ++i) xd[i] = static_cast<double>(__half2float(xh[i]));
+  std::vector<double> ref(n, 0.0);
   const int threads = std::max(1u, std::min(32u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
     pool.emplace_back([&, t] {
-      for (int r = t; r < p.n; r += threads) {
-        const uint16_t* row = reinterpret_cast<const uint16_t*>(wh.data() + static_cast<size_t>(r) * p.k);
+      for (int r = t; r < n; r += threads) {
+        const uint16_t* row = reinterpret_cast<const uint16_t*>(wh.data() + static_cast<size_t>(r) * k);
         double s = 0;
-        for (int i = 0; i < p.k; ++i) s += lut[row[i]] * xd[i];
-        p.ref[r] = s;
+        for (int i = 0; i < k; ++i) s += lut[row[i]] * xd[i];
+        ref[r] = s;
       }
     });
   for (auto& th : pool) th.join();
+  return ref;
+}
+
+void cpu_reference(Problem& p) {
+  const size_t nk = static_cast<size_t>(p.n) * p.k;
+  std::vector<__half> wh(nk), xh(p.k);
+  CHECK_CUDA(cudaMemcpy(wh.data(), p.w, nk * sizeof(__half), cudaMemcpyDeviceToHost));
+  CHECK_CUDA(cudaMemcpy(xh.data(), p.x, p.k * sizeof(__half), cudaMemcpyDeviceToHost));
+  p.ref = cpu_gemv_double(wh, xh, p.n, p.k);
 }
 
 // Copies: enough that the rotation's working set is >= over_l2 x the L2 (the rule: 4), at least two.
@@ -1282,7 +1339,8 @@ constexpr const char* kLtName =
 // ---------------------------------------------------------------------------------------------
 // The chained kernels of a rung: the chain itself (Hand::pdl), its late-release variant, and
 // the no-wait bound (Hand::late_pdl, Hand::nowait_pdl).
-enum Chain { kReleaseFirst, kReleaseLate, kNoWait };
+// kRealWait / kRealData: a real chain (y into x, run_real_chain), by the wait or by the data.
+enum Chain { kReleaseFirst, kReleaseLate, kNoWait, kRealWait, kRealData };
 struct Config {
   const Hand* hand = nullptr;  // nullptr: a vendor rung
   int vendor = 0;              // 1 cuBLAS, 2 cuBLASLt / hipBLASLt
@@ -1301,12 +1359,15 @@ std::string variant_name(const Config& c) {
   if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : "heuristic #1";
   if (c.pdl && c.chain == kReleaseLate) return std::string(c.hand->variant) + " late release";
   if (c.pdl && c.chain == kNoWait) return std::string(c.hand->variant) + " no wait (bound)";
+  if (c.pdl && c.chain == kRealWait) return std::string(c.hand->variant) + " y->x, wait";
+  if (c.pdl && c.chain == kRealData) return std::string(c.hand->variant) + " y->x, data-carried";
   return c.hand->variant;
 }
 std::string symbol_name(const Config& c) {
   if (!c.hand) return c.vendor == 1 ? "cublasGemmEx" : (kHaveCublas ? "cublasLtMatmul" : "hipblasLtMatmul");
   if (!c.pdl) return c.hand->symbol;
-  return std::string(c.hand->symbol) + (c.chain == kReleaseLate ? "_late1" : c.chain == kNoWait ? "_nowait" : "") + "_pdl";
+  return std::string(c.hand->symbol) +
+         (c.chain == kReleaseLate ? "_late1" : c.chain == kNoWait ? "_nowait" : c.chain == kRealData ? "_data" : "") + "_pdl";
 }
 std::string describe(const Config& c) {
   char b[200];
@@ -1584,6 +1645,118 @@ ReadBound read_only_bound(Experiment& ex, const Problem& p, double ceiling, doub
   return b;
 }
 
+// ---------------------------------------------------------------------------------------------
+// A real chain (N == K; run at 4096x4096): launch i reads launch i-1's y as its x, as a decode
+// step's layers do (every other chained row keeps x constant: its dependency is the ordering).
+// Two forms on the same buffers, side by side: the PDL chain (griddepcontrol.wait, Hand::pdl) and
+// the data-carried one (no wait, x polled: Hand::data_pdl, common/chain.h). The graph's first
+// node poisons every y of the chain (a memset of launches x 2N bytes a replay, inside the timed
+// graph). Weights U(-a, a), a = sqrt(3 / K), so that |y| stays near |x| over the chain. Three
+// launches (the first, the middle, the last) are checked against a CPU double GEMV of the input
+// each one actually read, after the first replay and again after the timed ones; a poll that gave
+// up fails the run. CUDA on sm_90 only (PDL).
+// ---------------------------------------------------------------------------------------------
+struct RealChain {
+  int n = 0;
+  size_t copies = 0;
+  int launches = 0;
+  __half* w = nullptr;     // copies x N x N
+  __half* bufs = nullptr;  // (launches + 1) x N: bufs[0] the chain's input, bufs[i + 1] launch i's y
+  uint64_t seed = 0;
+  const __half* weights(int launch) const { return w + static_cast<size_t>(launch % copies) * n * n; }
+  __half* buf(int i) const { return bufs + static_cast<size_t>(i) * n; }
+  ~RealChain() {
+    (void)cudaFree(w);
+    (void)cudaFree(bufs);
+  }
+};
+
+std::unique_ptr<RealChain> make_real_chain(Experiment& ex, int n, int launches_flag, double over_l2) {
+  auto c = std::make_unique<RealChain>();
+  c->n = n;
+  c->copies = copies_for(ex, n, n, over_l2);
+  c->launches = std::max<int>(launches_flag, static_cast<int>(c->copies));
+  const size_t nn = static_cast<size_t>(n) * n;
+  const uint64_t ws = static_cast<uint64_t>(c->copies) * nn * sizeof(__half);
+  WorkingSetVerdict v = check_working_set(ws, ex.l2_bytes(), kWorkingSetOverL2);
+  if (!v.ok) FAIL("real chain %dx%d: refusing to measure: %s", n, n, v.message.c_str());
+  CHECK_CUDA(cudaMalloc(&c->w, ws));
+  CHECK_CUDA(cudaMalloc(&c->bufs, static_cast<size_t>(c->launches + 1) * n * sizeof(__half)));
+  c->seed = fresh_seed();
+  const float a = std::sqrt(3.0f / n);
+  for (size_t i = 0; i < c->copies; ++i) fill_random_half(c->w + i * nn, nn, c->seed + 7919 * (i + 1), a);
+  fill_random_half(c->bufs, n, c->seed ^ 0x5bd1e995ull);
+  CHECK_CUDA(cudaDeviceSynchronize());
+  return c;
+}
+
+#if !defined(PORT_HIP)
+// The chain's three checked launches against the CPU; the worst of them (exit 1 on a failure).
+CompareResult check_real_chain(const RealChain& c, const std::string& what) {
+  unsigned timeouts = 0;
+  CHECK_CUDA(cudaMemcpyFromSymbol(&timeouts, g_gemv_data_timeouts, sizeof timeouts));
+  if (timeouts) {
+    std::fprintf(stderr, "02-gemv: %s: %u polls of x gave up after 2 ms: exiting\n", what.c_str(), timeouts);
+    std::exit(kExitFailure);
+  }
+  const size_t nn = static_cast<size_t>(c.n) * c.n;
+  std::vector<__half> all(static_cast<size_t>(c.launches + 1) * c.n), wh(nn);
+  CHECK_CUDA(cudaMemcpy(all.data(), c.bufs, all.size() * sizeof(__half), cudaMemcpyDeviceToHost));
+  CompareResult worst;
+  worst.ok = true;
+  worst.rel_l2 = 0;
+  for (int i : {0, c.launches / 2, c.launches - 1}) {
+    CHECK_CUDA(cudaMemcpy(wh.data(), c.weights(i), nn * sizeof(__half), cudaMemcpyDeviceToHost));
+    const std::vector<__half> xi(all.begin() + static_cast<size_t>(i) * c.n, all.begin() + static_cast<size_t>(i + 1) * c.n);
+    const std::vector<__half> yi(all.begin() + static_cast<size_t>(i + 1) * c.n, all.begin() + static_cast<size_t>(i + 2) * c.n);
+    const std::string at = what + ", launch " + std::to_string(i);
+    CompareResult r = compare_rel_l2(cpu_gemv_double(wh, xi, c.n, c.n), half_to_double(yi), kTolerance, at.c_str());
+    if (!r.ok) {
+      std::fprintf(stderr, "02-gemv: validation failed: %s (seed %llu): exiting before any further timing\n", at.c_str(),
+                   static_cast<unsigned long long>(c.seed));
+      std::exit(kExitFailure);
+    }
+    if (!(r.rel_l2 <= worst.rel_l2)) worst = r;
+  }
+  return worst;
+}
+
+Result run_real_chain(Experiment& ex, Config cfg, const RealChain& c, const TimingPlan& plan, double ceiling) {
+  cudaStream_t s = ex.stream();
+  GemvKernel f = cfg.chain == kRealData ? cfg.hand->data_pdl : cfg.hand->pdl;
+  const std::string what = describe(cfg);
+  const unsigned zero = 0;
+  CHECK_CUDA(cudaMemcpyToSymbol(g_gemv_data_timeouts, &zero, sizeof zero));
+  Graph g;
+  g.capture(
+      [&](cudaStream_t cs) {
+        poison_nan(c.buf(1), static_cast<size_t>(c.launches) * c.n * sizeof(__half), cs);
+        for (int i = 0; i < c.launches; ++i)
+          chain_launch(true, f, cfg.grid, cfg.threads, 0, cs, c.weights(i), static_cast<const __half*>(c.buf(i)), c.buf(i + 1),
+                       c.n, c.n);
+      },
+      s);
+  g.launch(s);
+  CHECK_LAUNCH();
+  CHECK_CUDA(cudaStreamSynchronize(s));
+  Result r;
+  r.cfg = cfg;
+  r.n = r.k = c.n;
+  r.check = check_real_chain(c, what);
+  r.mode = "chained, real dependency";
+  std::vector<double> us;
+  for (double m : time_graph(g, plan, s)) us.push_back(m * 1e3 / c.launches);
+  r.us = summarize(us);
+  CHECK_CUDA(cudaStreamSynchronize(s));
+  const CompareResult after = check_real_chain(c, what + " (after the timed replays)");
+  if (!(after.rel_l2 <= r.check.rel_l2)) r.check = after;
+  r.gbps = gbps(gemv_bytes(c.n, c.n), r.us.median * 1e-3);
+  r.mbu = r.gbps / ceiling;
+  ex.require_below_ceiling(r.gbps, ceiling, what);
+  return r;
+}
+#endif
+
 Row result_row(const Result& r, const Problem* p) {
   Row row;
   row.add("shape", shape_name(r.n, r.k))
@@ -1607,7 +1780,11 @@ Row result_row(const Result& r, const Problem* p) {
       .extra("grid_rule", r.cfg.grid_rule)
       .extra("stages", r.cfg.stages)
       .extra("release", !r.cfg.pdl ? "-" : r.cfg.chain == kReleaseLate ? "when a warp has one chunk left" : "first")
-      .extra("waits", !r.cfg.pdl ? "-" : r.cfg.chain == kNoWait ? "no (bound, not a chain)" : "griddepcontrol.wait")
+      .extra("waits", !r.cfg.pdl                 ? "-"
+                      : r.cfg.chain == kNoWait   ? "no (bound, not a chain)"
+                      : r.cfg.chain == kRealData ? "no: polls x, the predecessor's y (data-carried)"
+                                                 : "griddepcontrol.wait")
+      .extra("x", r.cfg.chain == kRealWait || r.cfg.chain == kRealData ? "the predecessor's y" : "constant")
       .extra("validated", true)
       .extra("bytes", gemv_bytes(r.n, r.k))
       .extra("max_us", r.us.max)
@@ -1787,6 +1964,31 @@ int main(int argc, char** argv) {
         }
       }
     }
+#if !defined(PORT_HIP)
+    // At 4096x4096, a real chain (y into x) of the rungs with a data-carried form, at every grid
+    // they ran isolated (--quick: their best), by the wait and by the data, side by side.
+    if (full && can_chain && p.n == p.k) {
+      auto rc = make_real_chain(ex, p.n, static_cast<int>(launches_flag), over_l2);
+      for (auto& h : hand_rungs()) {
+        if (!h.data_pdl) continue;
+        const Result* best = nullptr;
+        std::vector<Config> cs;
+        for (auto& r : here)
+          if (r.cfg.hand == &h && r.mode == "isolated") {
+            cs.push_back(r.cfg);
+            if (!best || r.us.median < best->us.median) best = &r;
+          }
+        if (quick && best) cs.assign(1, best->cfg);
+        for (auto c : cs)
+          for (Chain v : {kRealWait, kRealData}) {
+            c.pdl = true;
+            c.chain = v;
+            ex.progress(done, total_est, "%s %s (real chain)", shape_name(p.n, p.k).c_str(), describe(c).c_str());
+            record(run_real_chain(ex, c, *rc, plan, ceiling.gbps));
+          }
+      }
+    }
+#endif
     if (full) read_bound = read_only_bound(ex, p, ceiling.gbps, spec_gbps, can_chain, plan);
     results.insert(results.end(), here.begin(), here.end());
     // At 4096x4096, the chained configurations again over a rotation of 20x the L2, side by side:
@@ -2000,6 +2202,20 @@ int main(int argc, char** argv) {
     sm.set("deep_rotation_working_set_over_l2", kDeepWorkingSetOverL2);
   }
   sm.set("working_set_over_l2", over_l2);
+  // The real chain (y into x) by the grid boundary and by the data, side by side in this run.
+  auto real_is = [](Chain v) { return [v](const Result& r) { return r.cfg.hand && r.cfg.chain == v; }; };
+  const Result* rw4 = best_of(4096, 4096, "chained, real dependency", real_is(kRealWait));
+  const Result* rd4 = best_of(4096, 4096, "chained, real dependency", real_is(kRealData));
+  if (rw4) {
+    sm.set("mbu_4096_chained_real_wait_best", rw4->mbu);
+    sm.set("us_4096_chained_real_wait_best", rw4->us.median);
+    sm.set("best_4096_chained_real_wait", describe(rw4->cfg));
+  }
+  if (rd4) {
+    sm.set("mbu_4096_chained_data_best", rd4->mbu);
+    sm.set("us_4096_chained_data_best", rd4->us.median);
+    sm.set("best_4096_chained_data", describe(rd4->cfg));
+  }
   // The read-only bound beside them: the same bytes, no arithmetic, no dependency.
   if (read_bound.us[0] > 0) {
     sm.set("mbu_4096_read_only_isolated_bound", read_bound.mbu[0]);
