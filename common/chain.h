@@ -89,18 +89,22 @@ __device__ __forceinline__ bool chain_data_poisoned(const vec4u& v) {
   auto h = [](unsigned u) { return (u & 0xffffu) == 0xffffu || (u >> 16) == 0xffffu; };
   return h(v.x) || h(v.y) || h(v.z) || h(v.w);
 }
-// The slow path, out of line: the fast path stays four loads and a test.
-__device__ __noinline__ vec4u chain_data_poll16(const void* p, unsigned* timeouts) {
+// The slow path, out of line: the fast path stays four loads and a test. The sleep between polls
+// starts at 32 ns and doubles up to max_sleep_ns (32: a fixed 32 ns): every poll is a load that
+// queues at L2 beside the weight stream.
+__device__ __noinline__ vec4u chain_data_poll16(const void* p, unsigned* timeouts, unsigned max_sleep_ns = 32) {
   unsigned long long t0, t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
   vec4u v = chain_data_load16(p);
+  unsigned sleep_ns = 32;
   while (chain_data_poisoned(v)) {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     if (t - t0 > 2000000ull) {
       atomicAdd(timeouts, 1u);
       break;
     }
-    __nanosleep(32);
+    __nanosleep(sleep_ns);
+    if (sleep_ns < max_sleep_ns) sleep_ns *= 2;
     v = chain_data_load16(p);
   }
   return v;

@@ -47,7 +47,8 @@ __device__ __forceinline__ void dot8(const v4& w, const v4& x, float& a0, float&
 }
 // MODE 0 chunk0 regs pre-wait; 1 +L2 pf chunk1 after wait; 2 +L2 pf all rest after wait;
 // 3 chunk1 cp.async->smem pre-wait; 4 = 3 + L2 pf rest after wait; 5 L2 pf chunk1 pre-wait;
-// 6 chunk1 cp.async->smem right after wait; 30 data-carried (below)
+// 6 chunk1 cp.async->smem right after wait; 30 data-carried (below), 31 its polls backing off,
+// 32 its polls backing off and one lane gating each chunk
 __device__ unsigned long long* g_ts;  // [launch][3][2048]: start per block, wait return per warp, end per warp
 __device__ __forceinline__ unsigned long long gt() { unsigned long long t; asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)); return t; }
 // MODE 30 (the `data` set): the dependency carried by the data, not by the grid. x is the previous
@@ -132,24 +133,32 @@ __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, con
         if (MODE == 12 && nch > 2) cp_chunk(wr, 2, 1);
         if (MODE == 5 && nch > 1) pf_chunk(wr, 1);
         if (PDL && WAIT) asm volatile("griddepcontrol.wait;" ::: "memory");
-        if (STAMP && MODE != 30 && lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt();
+        if (STAMP && MODE < 30 && lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt();
         if (MODE == 6 && nch > 1) cp_chunk(wr, 1);
         if (MODE == 1 && nch > 1) pf_chunk(wr, 1);
         if (MODE == 2) for (int c2 = 1; c2 < nch; ++c2) pf_chunk(wr, c2);
         if (MODE == 4) for (int c2 = 2; c2 < nch; ++c2) pf_chunk(wr, c2);
       }
       v4 xs[4];
-      if (MODE == 30) {
+      if (MODE == 30 || MODE == 31 || MODE == 32) {
+        const unsigned max_sleep = MODE == 30 ? 32u : 2048u;
+        if (MODE == 32) {  // one lane polls (its last vector of the chunk) before the warp reads it all
+          if (lane == 0) {
+            const __half* q = x + 8 * (ch * 128 + 3 * 32);
+            if (chain_data_poisoned(chain_data_load16(q))) (void)chain_data_poll16(q, &g_timeouts, max_sleep);
+          }
+          __syncwarp();
+        }
 #pragma unroll
         for (int c = 0; c < 4; ++c) xs[c] = as_v4(chain_data_load16(x + 8 * (ch * 128 + c * 32 + lane)));
 #pragma unroll
         for (int c = 0; c < 4; ++c)
-          if (chain_data_poisoned(as_vec4u(xs[c]))) xs[c] = as_v4(chain_data_poll16(x + 8 * (ch * 128 + c * 32 + lane), &g_timeouts));
+          if (chain_data_poisoned(as_vec4u(xs[c]))) xs[c] = as_v4(chain_data_poll16(x + 8 * (ch * 128 + c * 32 + lane), &g_timeouts, max_sleep));
         if (STAMP && first && ch == 0) { __syncwarp(); if (lane == 0) ts[2048 + blockIdx.x * wpb + wib] = gt(); }
       }
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
-        const v4 xv = MODE == 30 ? xs[c] : *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
+        const v4 xv = MODE >= 30 ? xs[c] : *reinterpret_cast<const v4*>(x + 8 * (ch * 128 + c * 32 + lane));
 #pragma unroll
         for (int r = 0; r < 4; ++r) dot8(w[r][c], xv, a[r][0], a[r][1]);
       }
@@ -161,9 +170,9 @@ __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, con
       float s = a[r][0] + a[r][1];
       for (int o = 16; o; o >>= 1) s += __shfl_xor_sync(~0u, s, o);
       out[r] = s;
-      if (MODE != 30 && lane == 0) y[g * 4 + r] = __float2half(s);
+      if (MODE < 30 && lane == 0) y[g * 4 + r] = __float2half(s);
     }
-    if (MODE == 30 && lane == 0)
+    if (MODE >= 30 && lane == 0)
       asm volatile("st.relaxed.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(y + g * 4), "r"(chain_data_bits(out[0]) | (unsigned)chain_data_bits(out[1]) << 16),
                    "r"(chain_data_bits(out[2]) | (unsigned)chain_data_bits(out[3]) << 16) : "memory");
     if (STAMP && lane == 0) ts[4096 + blockIdx.x * wpb + wib] = gt();
@@ -667,6 +676,14 @@ int main(int argc, char** argv) {
       vs.push_back({"data chain m30", kern<30, true, false>, true, g2, T, 0, 0, 4, true});
       vs.push_back({"real chain m0 stamp", kern<0, true, true, true>, true, g2, T, 0, 0, 4, true});
       vs.push_back({"data chain m30 stamp", kern<30, true, false, true>, true, g2, T, 0, 0, 4, true});
+    }
+    // (added after the first run, where the data chain ran 1.9-3x slower than the wait) fewer
+    // polls: every lane polling with its sleep doubling to 2 us (m31), and one lane gating the
+    // warp's read of each chunk, sleeping the same (m32)
+    for (int g2 : {256, 128}) {
+      vs.push_back({"data chain m31 backoff", kern<31, true, false>, true, g2, T, 0, 0, 4, true});
+      vs.push_back({"data chain m32 gate", kern<32, true, false>, true, g2, T, 0, 0, 4, true});
+      vs.push_back({"data chain m32 gate stamp", kern<32, true, false, true>, true, g2, T, 0, 0, 4, true});
     }
   } else {  // every name of kSets has a branch above
     fprintf(stderr, "chain_probe: set '%s' has no variants\n", set.c_str());
