@@ -305,7 +305,8 @@ struct FmaAcc {
 };
 
 // DATA (the data-carried chain, sm_90 CUDA): no griddepcontrol.wait; x is the predecessor's y,
-// read with common/chain.h's relaxed loads, all C of a chunk first, then any still poisoned polled.
+// read with common/chain.h's relaxed loads once lane 0 has seen the chunk's last vector written,
+// all C of a chunk at once, then any still poisoned polled (sleeps doubling to 2 us).
 #if !defined(PORT_HIP)
 __device__ unsigned g_gemv_data_timeouts;  // polls that gave up (2 ms): the host fails the run
 #endif
@@ -330,6 +331,10 @@ __device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int
   }
 #if !defined(PORT_HIP)
   if (DATA) {
+    // lane 0 gates the chunk on its last vector (chain_probe's m32), then every lane checks its own
+    constexpr unsigned kMaxSleepNs = 2048;
+    const int vg = v0 + (C - 1) * stride;
+    chain_data_gate16(x + 8 * min(vg, nvec - 1), idx == 0, &g_gemv_data_timeouts, kMaxSleepNs);
     vec4u xs[C];
 #pragma unroll
     for (int c = 0; c < C; ++c) {
@@ -339,7 +344,7 @@ __device__ __forceinline__ void rows_chunk(const __half* W, const __half* x, int
 #pragma unroll
     for (int c = 0; c < C; ++c) {
       const int v = v0 + c * stride + idx;
-      if ((!TAIL || v < nvec) && chain_data_poisoned(xs[c])) xs[c] = chain_data_poll16(x + 8 * v, &g_gemv_data_timeouts);
+      if ((!TAIL || v < nvec) && chain_data_poisoned(xs[c])) xs[c] = chain_data_poll16(x + 8 * v, &g_gemv_data_timeouts, kMaxSleepNs);
       acc.template take<C>(w, c, xs[c]);
     }
   } else
@@ -421,8 +426,8 @@ __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
   extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_nowait_pdl(GEMV_ARGS) {                           \
     rows_in_flight<R, C, true, 0, ACC, false>(W, x, y, N, K);                                                   \
   }
-// NAME_data_pdl: the data-carried chain (sm_90 CUDA only; v4 r4 c4 and r2 c8, v6 r4 c4: where a
-// chunk's x vectors fit beside its weights and accumulators without a spill; v6 r2 c8 spills).
+// NAME_data_pdl: the data-carried chain (sm_90 CUDA only; v4 and v6 r4 c4: where a chunk's x
+// vectors fit beside its weights and accumulators without a spill; the r2 c8 forms spill).
 #if !defined(PORT_HIP)
 #define GEMV_STAMP_ROWS_DATA(NAME, R, C, ACC, MINB)                                                                \
   extern "C" __global__ void __launch_bounds__(256, MINB) NAME##_data_pdl(GEMV_ARGS) {                             \
@@ -435,7 +440,6 @@ __device__ __forceinline__ void rows_in_flight(GEMV_ARGS) {
 GEMV_STAMP_ROWS(1, 16)
 GEMV_STAMP_ROWS(2, 8)
 GEMV_STAMP_ROWS(4, 4)
-GEMV_STAMP_ROWS_DATA(gemv_rows_in_flight_r2, 2, 8, FmaAcc<2>, 2)
 GEMV_STAMP_ROWS_DATA(gemv_rows_in_flight_r4, 4, 4, FmaAcc<4>, 2)
 // v4 lean: one row per warp, 8 loads per lane per chunk (4 KB per warp in flight, half of r1 c16),
 // at most 85 registers (80 used) so that three blocks of 256 fit an SM. Why: 02's read-only bound streams the
@@ -1013,7 +1017,7 @@ const std::vector<Hand>& hand_rungs() {
       {2, "four accumulators", "-", "gemv_four_accumulators", gemv_four_accumulators, nullptr, kWarpPerRow, 1, 1},
       {3, "wide loads", "-", "gemv_wide_loads", gemv_wide_loads, nullptr, kWarpPerRow, 1, 1},
       GEMV_HAND_ROWS(4, "rows in flight", "r1 c16", gemv_rows_in_flight_r1, 1),
-      GEMV_HAND_ROWS_DATA(4, "rows in flight", "r2 c8", gemv_rows_in_flight_r2, 2),
+      GEMV_HAND_ROWS(4, "rows in flight", "r2 c8", gemv_rows_in_flight_r2, 2),
       GEMV_HAND_ROWS_DATA(4, "rows in flight", "r4 c4", gemv_rows_in_flight_r4, 4),
       GEMV_HAND_ROWS(4, "rows in flight", "r1 c8 lean", gemv_rows_lean_r1c8, 1),
       {4, "rows in flight", "r1 c8 pipelined", "gemv_rows_pipelined_r1c8", gemv_rows_pipelined_r1c8,

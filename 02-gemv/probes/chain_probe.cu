@@ -142,13 +142,7 @@ __global__ void __launch_bounds__(128, 4) kern(const __half* __restrict__ W, con
       v4 xs[4];
       if (MODE == 30 || MODE == 31 || MODE == 32) {
         const unsigned max_sleep = MODE == 30 ? 32u : 2048u;
-        if (MODE == 32) {  // one lane polls (its last vector of the chunk) before the warp reads it all
-          if (lane == 0) {
-            const __half* q = x + 8 * (ch * 128 + 3 * 32);
-            if (chain_data_poisoned(chain_data_load16(q))) (void)chain_data_poll16(q, &g_timeouts, max_sleep);
-          }
-          __syncwarp();
-        }
+        if (MODE == 32) chain_data_gate16(x + 8 * (ch * 128 + 3 * 32), lane == 0, &g_timeouts, max_sleep);  // lane 0's last vector of the chunk
 #pragma unroll
         for (int c = 0; c < 4; ++c) xs[c] = as_v4(chain_data_load16(x + 8 * (ch * 128 + c * 32 + lane)));
 #pragma unroll
