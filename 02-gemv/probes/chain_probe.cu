@@ -22,7 +22,9 @@
 // memory before the wait by LDGSTS or the bulk copy engine), claimed (the chunks after the wait
 // handed out at run time to even out the tail), pipe (02's v4 r1 c8 pipelined, with and without
 // its L2 prefetch before the wait, stamped), rows (one row per warp at a time, dealt statically or
-// claimed at run time, the SMs free or held to two launches' blocks). sm_90 only (PTX inline); no HIP build.
+// claimed at run time, the SMs free or held to two launches' blocks), half (the first row only half
+// or a quarter loaded before the wait), data (a real y->x chain, carried by the grid boundary or by
+// the data: x poisoned and polled, no wait). sm_90 only (PTX inline); no HIP build.
 #include <cuda_fp16.h>
 #include <cstdio>
 #include <cstdlib>
