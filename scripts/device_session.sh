@@ -29,6 +29,11 @@
 #                                              r1 c8 pipelined chain like 02's own? OUT/02-gemv-4096-<commit>.*
 #                                              and OUT/chain_probe-pipe.txt (32 copies of W), then
 #                                              OUT/chain_probe-pipe-copiesN.txt (02's N copies: 02's harness)
+#   bash scripts/device_session.sh datachain OUT   the data-carried chain, one call: the chain probe's data set (its
+#                                              SASS rules; 32 copies), 02 --quick at 4096x4096 (the real chain
+#                                              by the wait and by the data) and 02's SASS rules (the _data_pdl
+#                                              kernels' not yet held against a dump), the probe again with 02's
+#                                              copies; OUT/chain_probe-data*.txt, OUT/02-gemv-4096-quick-<commit>.*
 #   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
 #                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
 #                                              and its SASS (OUT/release_probe.sass)
@@ -182,6 +187,25 @@ case $mode in
     if [ "${copies:-0}" -ge 2 ]; then
       probe_out "chain_probe-pipe-copies$copies.txt" build/chain_probe pipe "$copies" > /dev/null || rc=1
       grep -E "copies|median" "$out/chain_probe-pipe-copies$copies.txt"
+    fi
+    exit $rc ;;
+  datachain)
+    build_probe chain_probe 02-gemv/probes/chain_probe.cu
+    probe_sass chain_probe 02-gemv/probes/chain_probe.cu; rc=$?
+    probe_out chain_probe-data.txt build/chain_probe data > /dev/null || rc=1
+    grep -E "median|timeline|gave up" "$out/chain_probe-data.txt"
+    make -j16 02-gemv/gemv 02-gemv/gemv.s > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    json="$out/02-gemv-4096-quick-$commit.json"
+    02-gemv/gemv --quick --shape 4096x4096 --json "$json" > "${json%.json}.txt" 2>&1 || rc=1
+    grep -E "^\| 4096" "${json%.json}.txt" | grep -E "real dependency|chained  " | head -12
+    python3 tests/asmcheck.py --target sass --rules 02-gemv/asm.rules --asm 02-gemv/gemv.s --tag 02-gemv > "$out/02-gemv.asmcheck.txt" 2>&1 || rc=1
+    echo "02 sass rules: $(tail -1 "$out/02-gemv.asmcheck.txt")"; grep '^FAIL' "$out/02-gemv.asmcheck.txt" | head -10
+    # the probe again with as many rotating copies of W as 02 used on this card (4x its L2)
+    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(max(r.get('weight_copies', 0) for r in d['rows']))" \
+             "$json" 2>/dev/null)
+    if [ "${copies:-0}" -ge 2 ]; then
+      probe_out "chain_probe-data-copies$copies.txt" build/chain_probe data "$copies" > /dev/null || rc=1
+      grep -E "median|gave up" "$out/chain_probe-data-copies$copies.txt"
     fi
     exit $rc ;;
   releaseprobe)
