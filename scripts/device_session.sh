@@ -182,7 +182,7 @@ case $mode in
     probe_out chain_probe-pipe.txt build/chain_probe pipe > /dev/null || rc=1
     grep -E "median" "$out/chain_probe-pipe.txt"
     # and with as many rotating copies of W as 02 used on this card (4x its L2): the same harness
-    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(max(r.get('weight_copies', 0) for r in d['rows']))" \
+    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(min(r['weight_copies'] for r in d['rows'] if r.get('weight_copies')))" \
              "$out/02-gemv-4096-$commit.json" 2>/dev/null || echo 0)
     if [ "${copies:-0}" -ge 2 ]; then
       probe_out "chain_probe-pipe-copies$copies.txt" build/chain_probe pipe "$copies" > /dev/null || rc=1
@@ -201,7 +201,7 @@ case $mode in
     python3 tests/asmcheck.py --target sass --rules 02-gemv/asm.rules --asm 02-gemv/gemv.s --tag 02-gemv > "$out/02-gemv.asmcheck.txt" 2>&1 || rc=1
     echo "02 sass rules: $(tail -1 "$out/02-gemv.asmcheck.txt")"; grep '^FAIL' "$out/02-gemv.asmcheck.txt" | head -10
     # the probe again with as many rotating copies of W as 02 used on this card (4x its L2)
-    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(max(r.get('weight_copies', 0) for r in d['rows']))" \
+    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(min(r['weight_copies'] for r in d['rows'] if r.get('weight_copies')))" \
              "$json" 2>/dev/null)
     if [ "${copies:-0}" -ge 2 ]; then
       probe_out "chain_probe-data-copies$copies.txt" build/chain_probe data "$copies" > /dev/null || rc=1
