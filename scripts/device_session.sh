@@ -96,6 +96,12 @@ sass_probe() {
   probe_out "$1.txt" "build/$1" ${QUICK:+--quick} || return $?
   return $sass_rc
 }
+# rule_copies JSON: how many rotating copies of W 02 used at the rule's working set (4x the L2)
+# in that run: the smallest weight_copies of its rows (the deep rotation's are larger); 0 if none.
+rule_copies() {
+  python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(min(r['weight_copies'] for r in d['rows'] if r.get('weight_copies')))" \
+    "$1" 2>/dev/null || echo 0
+}
 case $mode in
   check)
     make -j16 all > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
@@ -182,8 +188,7 @@ case $mode in
     probe_out chain_probe-pipe.txt build/chain_probe pipe > /dev/null || rc=1
     grep -E "median" "$out/chain_probe-pipe.txt"
     # and with as many rotating copies of W as 02 used on this card (4x its L2): the same harness
-    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(min(r['weight_copies'] for r in d['rows'] if r.get('weight_copies')))" \
-             "$out/02-gemv-4096-$commit.json" 2>/dev/null || echo 0)
+    copies=$(rule_copies "$out/02-gemv-4096-$commit.json")
     if [ "${copies:-0}" -ge 2 ]; then
       probe_out "chain_probe-pipe-copies$copies.txt" build/chain_probe pipe "$copies" > /dev/null || rc=1
       grep -E "copies|median" "$out/chain_probe-pipe-copies$copies.txt"
@@ -201,8 +206,7 @@ case $mode in
     python3 tests/asmcheck.py --target sass --rules 02-gemv/asm.rules --asm 02-gemv/gemv.s --tag 02-gemv > "$out/02-gemv.asmcheck.txt" 2>&1 || rc=1
     echo "02 sass rules: $(tail -1 "$out/02-gemv.asmcheck.txt")"; grep '^FAIL' "$out/02-gemv.asmcheck.txt" | head -10
     # the probe again with as many rotating copies of W as 02 used on this card (4x its L2)
-    copies=$(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(min(r['weight_copies'] for r in d['rows'] if r.get('weight_copies')))" \
-             "$json" 2>/dev/null)
+    copies=$(rule_copies "$json")
     if [ "${copies:-0}" -ge 2 ]; then
       probe_out "chain_probe-data-copies$copies.txt" build/chain_probe data "$copies" > /dev/null || rc=1
       grep -E "median|gave up" "$out/chain_probe-data-copies$copies.txt"
