@@ -31,6 +31,7 @@
 // rel L2 <= 1e-3) before it is timed; after timing, one more replay is validated too.
 // Counters (separate run, never under the timing): see results/02-gemv.md for the ncu command.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -1667,6 +1668,10 @@ struct RealChain {
   __half* w = nullptr;     // copies x N x N
   __half* bufs = nullptr;  // (launches + 1) x N: bufs[0] the chain's input, bufs[i + 1] launch i's y
   uint64_t seed = 0;
+  // the launches checked against the CPU (the first, the middle, the last) and their weights on
+  // the host, copied once: every configuration checks them twice
+  std::array<int, 3> checked{};
+  std::array<std::vector<__half>, 3> checked_w;
   const __half* weights(int launch) const { return w + static_cast<size_t>(launch % copies) * n * n; }
   __half* buf(int i) const { return bufs + static_cast<size_t>(i) * n; }
   ~RealChain() {
@@ -1691,6 +1696,11 @@ std::unique_ptr<RealChain> make_real_chain(Experiment& ex, int n, int launches_f
   for (size_t i = 0; i < c->copies; ++i) fill_random_half(c->w + i * nn, nn, c->seed + 7919 * (i + 1), a);
   fill_random_half(c->bufs, n, c->seed ^ 0x5bd1e995ull);
   CHECK_CUDA(cudaDeviceSynchronize());
+  c->checked = {0, c->launches / 2, c->launches - 1};
+  for (size_t j = 0; j < c->checked.size(); ++j) {
+    c->checked_w[j].resize(nn);
+    CHECK_CUDA(cudaMemcpy(c->checked_w[j].data(), c->weights(c->checked[j]), nn * sizeof(__half), cudaMemcpyDeviceToHost));
+  }
   return c;
 }
 
@@ -1703,14 +1713,14 @@ CompareResult check_real_chain(const RealChain& c, const std::string& what) {
     std::fprintf(stderr, "02-gemv: %s: %u polls of x gave up after 2 ms: exiting\n", what.c_str(), timeouts);
     std::exit(kExitFailure);
   }
-  const size_t nn = static_cast<size_t>(c.n) * c.n;
-  std::vector<__half> all(static_cast<size_t>(c.launches + 1) * c.n), wh(nn);
+  std::vector<__half> all(static_cast<size_t>(c.launches + 1) * c.n);
   CHECK_CUDA(cudaMemcpy(all.data(), c.bufs, all.size() * sizeof(__half), cudaMemcpyDeviceToHost));
   CompareResult worst;
   worst.ok = true;
   worst.rel_l2 = 0;
-  for (int i : {0, c.launches / 2, c.launches - 1}) {
-    CHECK_CUDA(cudaMemcpy(wh.data(), c.weights(i), nn * sizeof(__half), cudaMemcpyDeviceToHost));
+  for (size_t j = 0; j < c.checked.size(); ++j) {
+    const int i = c.checked[j];
+    const std::vector<__half>& wh = c.checked_w[j];
     const std::vector<__half> xi(all.begin() + static_cast<size_t>(i) * c.n, all.begin() + static_cast<size_t>(i + 1) * c.n);
     const std::vector<__half> yi(all.begin() + static_cast<size_t>(i + 1) * c.n, all.begin() + static_cast<size_t>(i + 2) * c.n);
     const std::string at = what + ", launch " + std::to_string(i);
