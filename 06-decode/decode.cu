@@ -143,10 +143,18 @@ __host__ __device__ __forceinline__ int qkv_rows_of_head(const DecodeArgs& a, in
 // piece summed by every warp (the epilogue follows); then per layer l, inside the block's
 // attention item, at tl_attn(L, l) + j: j = 0 q in shared memory, 1 scores and softmax done,
 // 2 the partial output and (max, sum) stored (the count follows). 0: no stamp.
+// DECODE_ATTN_FINE=1 (an experiment's build, never the product's: make XDEFS=-DDECODE_ATTN_FINE=1
+// O=build/fine/ build/fine/06-decode/decode) puts four more stamps inside the item (thread 0:
+// its warp's score pass done, the scores synced; its warp's P.V pass done, its shuffles done),
+// so j = 0 q, 1 score pass, 2 scores synced, 3 softmax, 4 P.V pass, 5 P.V shuffles, 6 stored.
+#ifndef DECODE_ATTN_FINE
+#define DECODE_ATTN_FINE 0
+#endif
 __host__ __device__ constexpr int tl_gemv(int layers, int k) {
   return 2 * kBarriersPerLayer * layers + 3 + 2 * layers + 2 * (k - 1);
 }
-constexpr int kAttnStamps = 3;
+constexpr int kAttnStamps = DECODE_ATTN_FINE ? 7 : 3;
+constexpr int kAttnSoftmaxStamp = DECODE_ATTN_FINE ? 3 : 1, kAttnStoredStamp = DECODE_ATTN_FINE ? 6 : 2;
 __host__ __device__ constexpr int tl_attn(int layers, int l) {
   return tl_gemv(layers, kBarriersPerLayer * layers + 2) + kAttnStamps * l;
 }
@@ -582,7 +590,9 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
       for (int g = 0; g < kG; ++g) ps[g * kMaxChunk + i] = d[g];
   };
   each_pass<HD>(kv.k, kp, warp * PPW, nw * PPW, n, slot, score);
+  if (DECODE_ATTN_FINE && tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 1);
   __syncthreads();
+  if (DECODE_ATTN_FINE && tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 2);
   if (warp < kG) {
     float m = -INFINITY;
     for (int i = lane; i < n; i += kLanes) m = fmaxf(m, ps[warp * kMaxChunk + i]);
@@ -600,7 +610,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
     }
   }
   __syncthreads();
-  if (tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 1);
+  if (tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + kAttnSoftmaxStamp);
   float acc[kG][8];
 #pragma unroll
   for (int g = 0; g < kG; ++g)
@@ -617,10 +627,12 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
     }
   };
   each_pass<HD>(kv.v, vp, warp * PPW, nw * PPW, n, slot, accumulate);
+  if (DECODE_ATTN_FINE && tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 4);
 #pragma unroll
   for (int g = 0; g < kG; ++g)
 #pragma unroll
     for (int j = 0; j < 8; ++j) acc[g][j] = across_groups_sum<LG>(acc[g][j]);
+  if (DECODE_ATTN_FINE && tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 5);
   if (slot == 0)
 #pragma unroll
     for (int g = 0; g < kG; ++g)
@@ -634,7 +646,7 @@ __device__ __forceinline__ void attention_item(const DecodeArgs& a, int layer, i
     po[t] = s;
   }
   if (threadIdx.x < 2 * kG) a.part_ml[static_cast<size_t>(item) * 2 * kG + threadIdx.x] = ml[threadIdx.x];
-  if (tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + 2);
+  if (tl_at >= 0 && threadIdx.x == 0) tl_stamp(a, tl_at + kAttnStoredStamp);
   __syncthreads();  // shared memory free for whatever comes next
 }
 
@@ -2670,7 +2682,7 @@ double pearson(const std::vector<double>& x, const std::vector<double>& y) {
 // phases (median block): from the departure to q in shared memory, to the softmax done, to the
 // partials stored, to the count.
 struct AttnPhases {
-  double items_med = 0, items_max = 0, combine = 0, phase[kAttnStamps + 1] = {0, 0, 0, 0};
+  double items_med = 0, items_max = 0, combine = 0, phase[kAttnStamps + 1] = {};
 };
 AttnPhases attention_phases(const Timeline& tl) {
   AttnPhases r;
@@ -2705,6 +2717,16 @@ AttnPhases attention_phases(const Timeline& tl) {
 
 // The item's phases as columns of a row (the same in the full step's table and the items alone).
 void add_attn_phases(Row& row, const AttnPhases& ap) {
+  if (DECODE_ATTN_FINE) {  // the experiment's build: thread 0's view between the syncs
+    static const char* const keys[8] = {"attn_q_us", "attn_f_score_pass_us", "attn_f_score_sync_us",
+                                                      "attn_f_softmax_us", "attn_f_pv_pass_us", "attn_f_pv_shfl_us",
+                                                      "attn_f_stored_us", "attn_count_us"};
+    static const char* const heads[8] = {"of an item: to q in smem µs", "warp 0's score pass µs",
+                                                       "scores synced µs", "softmax µs", "warp 0's P.V pass µs",
+                                                       "its shuffles µs", "partials stored µs", "count µs"};
+    for (int j = 0; j <= kAttnStamps; ++j) row.add(keys[j], ap.phase[j], 2, heads[j]);
+    return;
+  }
   row.add("attn_q_us", ap.phase[0], 2, "of an item: to q in smem µs")
       .add("attn_softmax_us", ap.phase[1], 2, "scores + softmax µs")
       .add("attn_pv_us", ap.phase[2], 2, "P.V + partials stored µs")
