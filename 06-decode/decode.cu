@@ -153,7 +153,8 @@ __host__ __device__ __forceinline__ int qkv_rows_of_head(const DecodeArgs& a, in
 __host__ __device__ constexpr int tl_gemv(int layers, int k) {
   return 2 * kBarriersPerLayer * layers + 3 + 2 * layers + 2 * (k - 1);
 }
-constexpr int kAttnStamps = DECODE_ATTN_FINE ? 7 : 3;
+constexpr int kAttnFineStamps = 7;
+constexpr int kAttnStamps = DECODE_ATTN_FINE ? kAttnFineStamps : 3;
 constexpr int kAttnSoftmaxStamp = DECODE_ATTN_FINE ? 3 : 1, kAttnStoredStamp = DECODE_ATTN_FINE ? 6 : 2;
 __host__ __device__ constexpr int tl_attn(int layers, int l) {
   return tl_gemv(layers, kBarriersPerLayer * layers + 2) + kAttnStamps * l;
@@ -2718,12 +2719,12 @@ AttnPhases attention_phases(const Timeline& tl) {
 // The item's phases as columns of a row (the same in the full step's table and the items alone).
 void add_attn_phases(Row& row, const AttnPhases& ap) {
   if (DECODE_ATTN_FINE) {  // the experiment's build: thread 0's view between the syncs
-    static const char* const keys[8] = {"attn_q_us", "attn_f_score_pass_us", "attn_f_score_sync_us",
-                                                      "attn_f_softmax_us", "attn_f_pv_pass_us", "attn_f_pv_shfl_us",
-                                                      "attn_f_stored_us", "attn_count_us"};
-    static const char* const heads[8] = {"of an item: to q in smem µs", "warp 0's score pass µs",
-                                                       "scores synced µs", "softmax µs", "warp 0's P.V pass µs",
-                                                       "its shuffles µs", "partials stored µs", "count µs"};
+    static const char* const keys[kAttnFineStamps + 1] = {
+        "attn_q_us",         "attn_f_score_pass_us", "attn_f_score_sync_us", "attn_f_softmax_us",
+        "attn_f_pv_pass_us", "attn_f_pv_shfl_us",    "attn_f_stored_us",     "attn_count_us"};
+    static const char* const heads[kAttnFineStamps + 1] = {
+        "of an item: to q in smem µs", "warp 0's score pass µs", "scores synced µs",   "softmax µs",
+        "warp 0's P.V pass µs",        "its shuffles µs",        "partials stored µs", "count µs"};
     for (int j = 0; j <= kAttnStamps; ++j) row.add(keys[j], ap.phase[j], 2, heads[j]);
     return;
   }

@@ -49,6 +49,9 @@
 #   bash scripts/device_session.sh pacedprobe OUT  06's paced-ring probe (06-decode/probes/paced_ring.cu): a layer's
 #                                              chains with the ring's feed and with a pacing producer warp;
 #                                              OUT/paced_ring.txt, its SASS and the SASS rules' verdict
+#   bash scripts/device_session.sh attnfine OUT  06 built with DECODE_ATTN_FINE=1 (four more stamps inside the
+#                                              attention item) beside the product's build; --quick --model all
+#                                              twice with the knob and once without; OUT/{fine,prod}-N.{txt,json}
 #   bash scripts/device_session.sh variants OUT  06 built several ways (the tree, a carried decode_base.cu, the ring's
 #                                              2 KB and 1 KB pieces), interleaved runs on one card; OUT/variants.txt
 # run and all pack results/<gpu>/ of the GPU they ran on (results.tgz), whichever it was.
@@ -233,6 +236,20 @@ case $mode in
   pacedprobe)
     sass_probe paced_ring 06-decode/probes/paced_ring.cu
     exit $? ;;
+  attnfine)
+    t0=$(date +%s)
+    make -j8 06-decode/decode > "$out/build.log" 2>&1 &
+    make -j8 O=build/fine/ XDEFS=-DDECODE_ATTN_FINE=1 build/fine/06-decode/decode > "$out/build-fine.log" 2>&1 &
+    wait
+    [ -x 06-decode/decode ] && [ -x build/fine/06-decode/decode ] || { tail -30 "$out"/build*.log; exit 1; }
+    echo "built in $(( $(date +%s) - t0 ))s"
+    rc=0
+    for run in fine-1 prod-1 fine-2; do
+      bin=06-decode/decode; [ "${run%-*}" = fine ] && bin=build/fine/06-decode/decode
+      "$bin" --quick --model all --json "$out/$run.json" > "$out/$run.txt" 2>&1 || rc=1
+      echo "$run: $(grep -E '^\| Llama-3\.[0-9]-[0-9]+B +\| persistent_ring +\|' "$out/$run.txt" | awk -F'|' '{printf "%s %s us; ", $2, $4}')"
+    done
+    exit $rc ;;
   variants)
     # 06 built several ways, interleaved runs on one card. A variant: new (make's build of the
     # tree), base (06-decode/decode_base.cu when the call carries one: the code before a change,
@@ -295,5 +312,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, releaseprobe, workingset, latencyprobe, pacedprobe, variants)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, datachain, releaseprobe, workingset, latencyprobe, pacedprobe, attnfine, variants)" >&2; exit 2 ;;
 esac
