@@ -49,6 +49,10 @@
 #   bash scripts/device_session.sh pacedprobe OUT  06's paced-ring probe (06-decode/probes/paced_ring.cu): a layer's
 #                                              chains with the ring's feed and with a pacing producer warp;
 #                                              OUT/paced_ring.txt, its SASS and the SASS rules' verdict
+#   bash scripts/device_session.sh h200 OUT      what waits for an H200, one call (exit 3 at once on any other
+#                                              card, so a call that lands elsewhere costs nothing): pdlprobe
+#                                              (OUT/pdl), datachain (OUT/dc), then all (OUT/all) within what is
+#                                              left of LIMIT (575 s)
 #   bash scripts/device_session.sh attnfine OUT  06 built with DECODE_ATTN_FINE=1 (four more stamps inside the
 #                                              attention item) beside the product's build; --quick --model all
 #                                              twice with the knob and once without; OUT/{fine,prod}-N.{txt,json}
@@ -236,6 +240,24 @@ case $mode in
   pacedprobe)
     sass_probe paced_ring 06-decode/probes/paced_ring.cu
     exit $? ;;
+  h200)
+    t0=$(date +%s)
+    nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h200: not an H200: nothing run"; exit 3; }
+    rc=0
+    mkdir -p "$out/pdl" "$out/dc" "$out/all"
+    self=scripts/device_session.sh  # the working directory is the repository root (above)
+    for m in pdlprobe:pdl datachain:dc; do
+      bash "$self" "${m%%:*}" "$out/${m#*:}" > "$out/${m#*:}/session.txt" 2>&1; r=$?
+      [ $r -eq 0 ] || rc=1
+      echo "${m%%:*} rc=$r after $(( $(date +%s) - t0 ))s"
+    done
+    grep -E "^ +[0-9]+ " "$out/pdl/session.txt"; grep -E "median|sass rules|gave up" "$out/dc/session.txt" | head -40
+    left=$(( ${LIMIT:-575} - ($(date +%s) - t0) ))
+    LIMIT=$left timeout $(( left + 10 )) bash "$self" all "$out/all" > "$out/all/session.txt" 2>&1; r=$?
+    [ $r -eq 0 ] || rc=1
+    echo "all rc=$r after $(( $(date +%s) - t0 ))s"; tail -25 "$out/all/session.txt"
+    rm -f "$out"/*/*.sass
+    exit $rc ;;
   attnfine)
     t0=$(date +%s)
     make -j8 06-decode/decode > "$out/build.log" 2>&1 &
@@ -312,5 +334,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, datachain, releaseprobe, workingset, latencyprobe, pacedprobe, attnfine, variants)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, datachain, releaseprobe, workingset, latencyprobe, pacedprobe, attnfine, h200, variants)" >&2; exit 2 ;;
 esac
