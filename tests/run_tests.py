@@ -12,7 +12,8 @@
      or a hang
   6. planted faults that need no GPU (tests/planted_faults.py), when present
   7. the scripts' own tests: budget, reliability, counters, compare (06's time beyond the floor, card against card), same_code (per-kernel machine code
-     compared across a change, nvcc only), asmcheck (its SASS flavour on a hand-written listing)
+     compared across a change, nvcc only), asmcheck (its SASS flavour on a hand-written listing),
+     and device_session.sh's modes (documented, listed, an unknown one exits 2, h200 elsewhere exits 3)
 """
 import glob
 import json
@@ -268,6 +269,42 @@ def relay(cmd, name_re, what, timeout):
         report(False, what, "no PASS, FAIL or SKIP line printed\n" + tail(r.stdout + r.stderr))
 
 
+def device_session():
+    """scripts/device_session.sh, the lead's script for the lent GPU: it parses, every mode its case
+    handles is documented in its header and named by its unknown-mode message (and nothing else
+    is), an unknown mode exits 2, and the h200 mode exits 3 at once where no H200 is seen."""
+    path = "scripts/device_session.sh"
+    text = open(path).read()
+    report(sh(["bash", "-n", path]).returncode == 0, "device_session: parses (bash -n)")
+    cases = set()
+    for m in re.finditer(r"^  ([a-z0-9|-]+)\)$", text, re.M):
+        cases.update(m.group(1).split("|"))
+    documented = set(re.findall(r"^#\s+bash scripts/device_session\.sh (\S+) OUT", text, re.M))
+    msg = re.search(r"unknown mode \$mode \(([^)]*)\)", text)
+    listed = set(x.strip() for x in msg.group(1).split(",")) if msg else set()
+    ok = bool(cases) and documented == cases
+    report(ok, "device_session: every mode documented in its header",
+           "" if ok else f"undocumented {sorted(cases - documented)}, no such mode {sorted(documented - cases)}")
+    ok = bool(cases) and listed == cases
+    report(ok, "device_session: every mode named by the unknown-mode message",
+           "" if ok else f"missing {sorted(cases - listed)}, no such mode {sorted(listed - cases)}")
+    with tempfile.TemporaryDirectory() as d:
+        r = sh(["bash", path, "no-such-mode", d], timeout=60)
+        ok = r.returncode == 2 and "unknown mode" in r.stderr
+        report(ok, "device_session: an unknown mode exits 2", "" if ok else f"exit {r.returncode}: {tail(r.stderr, 2)}")
+        # a stand-in nvidia-smi that names an H100 first on PATH, so the check is the same on any machine
+        fake = os.path.join(d, "bin")
+        os.mkdir(fake)
+        with open(os.path.join(fake, "nvidia-smi"), "w") as f:
+            f.write("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3'\n")
+        os.chmod(os.path.join(fake, "nvidia-smi"), 0o755)
+        out = os.path.join(d, "out")
+        r = sh(["bash", path, "h200", out], timeout=60, env=dict(os.environ, PATH=fake + os.pathsep + os.environ["PATH"]))
+        ok = r.returncode == 3 and os.path.isdir(out) and not os.listdir(out)
+        report(ok, "device_session: h200 on an H100 exits 3 and runs nothing",
+               "" if ok else f"exit {r.returncode}: {tail(r.stdout + r.stderr, 2)}")
+
+
 def phase(name, fn, *args):
     """One step of main; a hang (timeout) or a crash in it is a FAIL, and the run goes on to
     the summary line."""
@@ -284,6 +321,7 @@ def main():
     print(f"make test: experiments present: {' '.join(EXPS)}", flush=True)
     phase("unit tests", unit_tests)
     phase("provenance stamp", stamp)
+    phase("device session script", device_session)
     sm90 = phase("build sm_90", build, "sm_90", "")
     phase("build sm_80", build, "sm_80", "build/sm_80/")
     have_gfx = shutil.which("clang++-19") or os.path.exists("/opt/rocm/bin/hipcc")
