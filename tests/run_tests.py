@@ -13,7 +13,8 @@
   6. planted faults that need no GPU (tests/planted_faults.py), when present
   7. the scripts' own tests: budget, reliability, counters, compare (06's time beyond the floor, card against card), same_code (per-kernel machine code
      compared across a change, nvcc only), asmcheck (its SASS flavour on a hand-written listing),
-     and device_session.sh's modes (documented, listed, an unknown one exits 2, h200 elsewhere exits 3)
+     and device_session.sh's modes (documented, listed, an unknown one exits 2, h200 elsewhere exits 3);
+     and every relative link of README.md and the results pages resolves
 """
 import glob
 import json
@@ -305,6 +306,24 @@ def device_session():
                "" if ok else f"exit {r.returncode}: {tail(r.stdout + r.stderr, 2)}")
 
 
+def page_links():
+    """Every relative link of README.md and the results pages (run directories' READMEs and
+    reports included) names a file or directory that exists: a figure's raw output, command or
+    plot that a page points to must be in the tree."""
+    pages = ["README.md"] + sorted(glob.glob("results/**/*.md", recursive=True))
+    n, broken = 0, []
+    for page in pages:
+        for m in re.finditer(r"\]\(([^)\s]+)\)", open(page).read()):
+            target = m.group(1).split("#")[0]
+            if not target or re.match(r"^[a-z]+:", target):
+                continue
+            n += 1
+            if not os.path.exists(os.path.normpath(os.path.join(os.path.dirname(page), target))):
+                broken.append(f"{page} -> {m.group(1)}")
+    report(n > 0 and not broken, f"page links: every relative link resolves ({n} in {len(pages)} pages)",
+           "; ".join(broken[:8]) + (f" (and {len(broken) - 8} more)" if len(broken) > 8 else ""))
+
+
 def phase(name, fn, *args):
     """One step of main; a hang (timeout) or a crash in it is a FAIL, and the run goes on to
     the summary line."""
@@ -322,6 +341,7 @@ def main():
     phase("unit tests", unit_tests)
     phase("provenance stamp", stamp)
     phase("device session script", device_session)
+    phase("page links", page_links)
     sm90 = phase("build sm_90", build, "sm_90", "")
     phase("build sm_80", build, "sm_80", "build/sm_80/")
     have_gfx = shutil.which("clang++-19") or os.path.exists("/opt/rocm/bin/hipcc")
