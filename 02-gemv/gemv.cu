@@ -1002,12 +1002,13 @@ struct Hand {
 
 // A rows-in-flight-shaped rung: its isolated kernel NAME and the chained NAME_pdl,
 // NAME_late1_pdl and NAME_nowait_pdl that GEMV_STAMP_ROWS_AS stamps beside it.
-#define GEMV_HAND_ROWS(RUNG, VERSION, VARIANT, NAME, R) \
-  { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, NAME##_late1_pdl, NAME##_nowait_pdl }
+#define GEMV_HAND_ROWS_WITH(RUNG, VERSION, VARIANT, NAME, R, DATA) \
+  { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, NAME##_late1_pdl, NAME##_nowait_pdl, DATA }
+#define GEMV_HAND_ROWS(RUNG, VERSION, VARIANT, NAME, R) GEMV_HAND_ROWS_WITH(RUNG, VERSION, VARIANT, NAME, R, nullptr)
 // ... and the rows rungs with a data-carried form (NAME_data_pdl, GEMV_STAMP_ROWS_DATA; CUDA only)
 #if !defined(PORT_HIP)
 #define GEMV_HAND_ROWS_DATA(RUNG, VERSION, VARIANT, NAME, R) \
-  { RUNG, VERSION, VARIANT, #NAME, NAME, NAME##_pdl, kRowsInFlight, R, 1, NAME##_late1_pdl, NAME##_nowait_pdl, NAME##_data_pdl }
+  GEMV_HAND_ROWS_WITH(RUNG, VERSION, VARIANT, NAME, R, NAME##_data_pdl)
 #else
 #define GEMV_HAND_ROWS_DATA GEMV_HAND_ROWS
 #endif
@@ -2194,14 +2195,16 @@ int main(int argc, char** argv) {
   sm.set("ceiling_source", ceiling.source);
   if (h4) sm.set("best_4096_isolated", describe(h4->cfg));
   if (ch4) sm.set("best_4096_chained", describe(ch4->cfg));
+  // A best configuration's three keys: mbu_4096_<figure>, us_4096_<figure>, best_4096_<config>.
+  auto set_best = [&](const Result* r, const std::string& figure, const std::string& config) {
+    if (!r) return;
+    sm.set("mbu_4096_" + figure, r->mbu);
+    sm.set("us_4096_" + figure, r->us.median);
+    sm.set("best_4096_" + config, describe(r->cfg));
+  };
   // What the dependency costs: the best chained kernel against the same kernel and grid with no
   // griddepcontrol.wait at all (launches free to overlap), side by side in this run.
-  const Result* nw4 = best_of(4096, 4096, kNoWaitMode, is_hand);
-  if (nw4) {
-    sm.set("mbu_4096_chained_nowait_bound", nw4->mbu);
-    sm.set("us_4096_chained_nowait_bound", nw4->us.median);
-    sm.set("best_4096_nowait_bound", describe(nw4->cfg));
-  }
+  set_best(best_of(4096, 4096, kNoWaitMode, is_hand), "chained_nowait_bound", "nowait_bound");
   const Result* same = ch4 ? best_of(4096, 4096, kNoWaitMode, [&](const Result& r) {
     return r.cfg.hand == ch4->cfg.hand && r.cfg.grid == ch4->cfg.grid && r.cfg.threads == ch4->cfg.threads;
   })
@@ -2209,27 +2212,13 @@ int main(int argc, char** argv) {
   if (same) sm.set("us_4096_dependency_cost_best_chained", ch4->us.median - same->us.median);
   // The same chains over the deep rotation (20x the L2), in this run.
   const Result* dp4 = best_of(4096, 4096, kDeepMode, is_hand);
-  if (dp4) {
-    sm.set("mbu_4096_chained_best_deep_rotation", dp4->mbu);
-    sm.set("us_4096_chained_best_deep_rotation", dp4->us.median);
-    sm.set("best_4096_chained_deep_rotation", describe(dp4->cfg));
-    sm.set("deep_rotation_working_set_over_l2", kDeepWorkingSetOverL2);
-  }
+  set_best(dp4, "chained_best_deep_rotation", "chained_deep_rotation");
+  if (dp4) sm.set("deep_rotation_working_set_over_l2", kDeepWorkingSetOverL2);
   sm.set("working_set_over_l2", over_l2);
   // The real chain (y into x) by the grid boundary and by the data, side by side in this run.
   auto real_is = [](Chain v) { return [v](const Result& r) { return r.cfg.hand && r.cfg.chain == v; }; };
-  const Result* rw4 = best_of(4096, 4096, "chained, real dependency", real_is(kRealWait));
-  const Result* rd4 = best_of(4096, 4096, "chained, real dependency", real_is(kRealData));
-  if (rw4) {
-    sm.set("mbu_4096_chained_real_wait_best", rw4->mbu);
-    sm.set("us_4096_chained_real_wait_best", rw4->us.median);
-    sm.set("best_4096_chained_real_wait", describe(rw4->cfg));
-  }
-  if (rd4) {
-    sm.set("mbu_4096_chained_data_best", rd4->mbu);
-    sm.set("us_4096_chained_data_best", rd4->us.median);
-    sm.set("best_4096_chained_data", describe(rd4->cfg));
-  }
+  set_best(best_of(4096, 4096, "chained, real dependency", real_is(kRealWait)), "chained_real_wait_best", "chained_real_wait");
+  set_best(best_of(4096, 4096, "chained, real dependency", real_is(kRealData)), "chained_data_best", "chained_data");
   // The read-only bound beside them: the same bytes, no arithmetic, no dependency.
   if (read_bound.us[0] > 0) {
     sm.set("mbu_4096_read_only_isolated_bound", read_bound.mbu[0]);
