@@ -32,7 +32,7 @@
 #   bash scripts/device_session.sh datachain OUT   the data-carried chain, one call: the chain probe's data set (its
 #                                              SASS rules; 32 copies), 02 --quick at 4096x4096 (the real chain
 #                                              by the wait and by the data) and 02's SASS rules (the _data_pdl
-#                                              kernels' not yet held against a dump), the probe again with 02's
+#                                              kernels' among them), the probe again with 02's
 #                                              copies; OUT/chain_probe-data*.txt, OUT/02-gemv-4096-quick-<commit>.*
 #   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
 #                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
@@ -50,7 +50,7 @@
 #                                              chains with the ring's feed and with a pacing producer warp;
 #                                              OUT/paced_ring.txt, its SASS and the SASS rules' verdict
 #   bash scripts/device_session.sh h200 OUT      what waits for an H200, one call (exit 3 at once on any other
-#                                              card, so a call that lands elsewhere costs nothing): pdlprobe
+#                                              card, so a call that lands elsewhere costs only its start): pdlprobe
 #                                              (OUT/pdl), datachain (OUT/dc), then all (OUT/all) within what is
 #                                              left of LIMIT (575 s)
 #   bash scripts/device_session.sh attnfine OUT  06 built with DECODE_ATTN_FINE=1 (four more stamps inside the
@@ -253,6 +253,7 @@ case $mode in
     done
     grep -E "^ +[0-9]+ " "$out/pdl/session.txt"; grep -E "median|sass rules|gave up" "$out/dc/session.txt" | head -40
     left=$(( ${LIMIT:-575} - ($(date +%s) - t0) ))
+    [ $left -gt 60 ] || { echo "h200: ${left}s of LIMIT left: make run not started"; exit 1; }
     LIMIT=$left timeout $(( left + 10 )) bash "$self" all "$out/all" > "$out/all/session.txt" 2>&1; r=$?
     [ $r -eq 0 ] || rc=1
     echo "all rc=$r after $(( $(date +%s) - t0 ))s"; tail -25 "$out/all/session.txt"
