@@ -13,6 +13,8 @@
 //   clusterC_<order>      hardware cluster barrier inside a cluster of C blocks, an atomic
 //                         counter among cluster leaders only (sm_90 only)             (sync_cluster_*)
 //   ready_<order>         no barrier: each consumer polls every producer's counter    (sync_ready_*)
+//   sparseF_acqrel        readiness over F neighbours only (b±1..b±F/2): a consumer that
+//                         needs a few producers, not all; not a barrier       (sync_sparse_acqrel)
 //   data_carried          no flag at all: value and epoch share one 8-byte word,
 //                         consumers poll the payload itself                           (sync_data_carried)
 //   split arrive/wait     monotonic barrier with work between arrive and wait         (sync_split)
@@ -44,7 +46,7 @@ namespace cg = cooperative_groups;
 // ---------------------------------------------------------------------------------------------
 // Device side
 // ---------------------------------------------------------------------------------------------
-enum Kind { kCgGrid, kSense, kMonotonic, kGather, kCluster, kReady, kDataCarried, kSplit };
+enum Kind { kCgGrid, kSense, kMonotonic, kGather, kCluster, kReady, kDataCarried, kSplit, kSparse };
 enum Order { kRelaxed, kAcqRel, kVolFence, kBackoff };
 enum Fault { kNoFault, kFaultHang, kFaultStale };
 
@@ -74,6 +76,7 @@ struct SyncArgs {
   unsigned* abort_flag;
   unsigned long long timeout_ticks;
   int work, split_mode;  // sync_split: FMA steps between arrive and wait; 0 split, 1 joined, 2 work only
+  int fanin;             // sync_sparse: producers per consumer (even, < nblocks)
   float key;
   float* sink;
   int fault;
@@ -262,6 +265,25 @@ __device__ __forceinline__ unsigned check_payloads(const SyncArgs& a, unsigned l
   return bad;
 }
 
+// Sparse readiness: block b's producers are its F nearest neighbours on a ring, b±1 .. b±F/2.
+// The neighbourhood is symmetric, so a block's consumers are its producers: a block can publish
+// generation g+2 into slot g%2 only after every reader of its generation g has said g+1 is ready
+// (which each does after its reads of g), as with the all-to-all schemes.
+__device__ __forceinline__ int sparse_producer(int b, int n, int t) {
+  const int j = t / 2 + 1;
+  return t & 1 ? (b - j + n) % n : (b + j) % n;
+}
+// After a sparse crossing: thread t < F reads its producer's payload of generation g (only the
+// producers: any other block may be a generation ahead or behind).
+__device__ __forceinline__ unsigned check_sparse_payloads(const SyncArgs& a, unsigned long long g) {
+  if (threadIdx.x >= a.fanin) return 0;
+  const int p = sparse_producer(blockIdx.x, a.nblocks, threadIdx.x);
+  const unsigned got = a.payload[(g & 1) * a.nblocks + p], want = payload_value(a.seed, g, p, a.nblocks);
+  if (got == want) return 0;
+  record_violation(a.err, a.scheme, g, p, want, got);
+  return 1;
+}
+
 __device__ __forceinline__ unsigned my_payload(const SyncArgs& a, unsigned long long g) {
   unsigned v = payload_value(a.seed, g, blockIdx.x, a.nblocks);
   if (a.fault == kFaultStale && blockIdx.x == 1 && g == a.fault_gen) v ^= 1u;  // planted: must be caught
@@ -330,6 +352,13 @@ __device__ __forceinline__ void sync_body(const SyncArgs& a) {
       __syncthreads();  // this block's reads of generation g-1 are done before it says g is ready
       if (t0 && !skip_arrival(a, g)) signal_store<O>(a.flags + b, g + 1);
       ok = poll_all<O>(a, a.flags, g + 1, g);
+    } else if constexpr (K == kSparse) {
+      __syncthreads();  // as ready: this block's reads of generation g-1 are done before it says g is ready
+      if (t0 && !skip_arrival(a, g)) signal_store<O>(a.flags + b, g + 1);
+      if (threadIdx.x < a.fanin) {  // one producer per thread, all polls in flight at once
+        ok = spin_until<O>(a, a.flags + sparse_producer(b, n, threadIdx.x), g + 1, g);
+        after_wait<O>();
+      }
     } else if constexpr (K == kDataCarried) {
       const int ws = a.word_stride;
       const unsigned long long* w = a.words + static_cast<size_t>(slot) * n * ws;
@@ -358,7 +387,8 @@ __device__ __forceinline__ void sync_body(const SyncArgs& a) {
     if (!ok) s_fail = 1;
     __syncthreads();
     if (s_fail) break;
-    if (a.check && K != kDataCarried) bad += check_payloads(a, g);
+    if (a.check && K == kSparse) bad += check_sparse_payloads(a, g);
+    else if (a.check && K != kDataCarried) bad += check_payloads(a, g);
   }
   if (bad) atomicAdd(a.violations, static_cast<unsigned long long>(bad));
 }
@@ -378,6 +408,8 @@ SYNC_KERNEL(sync_gather_acqrel, kGather, kAcqRel)
 SYNC_KERNEL(sync_ready_relaxed, kReady, kRelaxed)
 SYNC_KERNEL(sync_ready_acqrel, kReady, kAcqRel)
 SYNC_KERNEL(sync_data_carried, kDataCarried, kRelaxed)
+SYNC_KERNEL(sync_sparse_relaxed, kSparse, kRelaxed)
+SYNC_KERNEL(sync_sparse_acqrel, kSparse, kAcqRel)
 
 // Hierarchical: the hardware cluster barrier (barrier.cluster.arrive/wait) inside a cluster,
 // the atomic counter among cluster leaders only. sm_90 and later; compiled out elsewhere.
@@ -536,6 +568,7 @@ struct Scheme {
   bool barrier;  // a true all-block barrier (as opposed to readiness)
   const char* relaxed_twin;  // same communication with no ordering ("" if none)
   int word_stride = 1;       // data-carried words: 1 packed, 16 = one per 128-byte line
+  int fanin = 0;             // kSparse: producers per consumer
 };
 
 std::vector<Scheme> all_schemes() {
@@ -564,6 +597,14 @@ std::vector<Scheme> all_schemes() {
       // Same kernel, each producer's word alone in its 128-byte line: consumers' polls of one
       // producer no longer land on the line fifteen other producers are writing.
       {"data_carried_padded", kDataCarried, kRelaxed, 0, (const void*)sync_data_carried, false, "", 16},
+      // A consumer that needs F producers, not all of them (attention needs its KV head's rows,
+      // not the whole QKV output): the same flags as ready_*, F polls instead of every block's.
+      {"sparse2_relaxed", kSparse, kRelaxed, 0, (const void*)sync_sparse_relaxed, false, "", 1, 2},
+      {"sparse2_acqrel", kSparse, kAcqRel, 0, (const void*)sync_sparse_acqrel, false, "sparse2_relaxed", 1, 2},
+      {"sparse8_relaxed", kSparse, kRelaxed, 0, (const void*)sync_sparse_relaxed, false, "", 1, 8},
+      {"sparse8_acqrel", kSparse, kAcqRel, 0, (const void*)sync_sparse_acqrel, false, "sparse8_relaxed", 1, 8},
+      {"sparse32_relaxed", kSparse, kRelaxed, 0, (const void*)sync_sparse_relaxed, false, "", 1, 32},
+      {"sparse32_acqrel", kSparse, kAcqRel, 0, (const void*)sync_sparse_acqrel, false, "sparse32_relaxed", 1, 32},
   };
   return s;
 }
@@ -694,6 +735,10 @@ class Runner {
     a.sink = st_.sink;
     a.fault = fault;
     a.fault_gen = gen_ + 3;
+    a.fanin = s.fanin;
+    if (s.kind == kSparse && (s.fanin % 2 || s.fanin >= blocks || s.fanin > threads))
+      FAIL("refusing to launch %s: a fan-in of %d needs an even count under %d blocks and at most %d threads",
+           s.name, s.fanin, blocks, threads);
     gen_ += iters;
     void* args[] = {&a};
     if (s.kind == kCluster) {
@@ -913,7 +958,7 @@ int main(int argc, char** argv) {
           std::to_string(plan.reps) + " launches of ~" + std::to_string(static_cast<int>(target_ms)) +
           " ms each (the barriers per launch are in the iters column)");
   ex.note("bare: the synchronisation alone; +payload: every block then reads all blocks' payloads and checks them "
-          "(for ready_* and data_carried that read is the wait itself)");
+          "(for ready_* and data_carried that read is the wait itself; sparseF_* read only their F producers')");
   if (!hopper) ex.note("cluster schemes and PDL need sm_90: compiled out or refused on this build/device");
 
   // Planted fault: the first scheme that can carry it, one checked launch; verify() must exit 1.
@@ -1037,6 +1082,7 @@ int main(int argc, char** argv) {
     ex.add("headline: 1 block per SM, 256 threads (one thread per block arrives)", r);
     if (!is_correct_scheme(s)) continue;
     if (s.barrier && (!best_barrier || m.bare.median < best_barrier->bare.median)) best_barrier = &m;
+    if (s.kind == kSparse) continue;  // a sparse dependency is not the all-to-all exchange best_sync names
     if (!best_sync || m.payload.median < best_sync->payload.median) best_sync = &m;
   }
 
@@ -1252,6 +1298,14 @@ int main(int argc, char** argv) {
     ex.summary().set("best_sync_us", best_sync->payload.median);
     ex.summary().set("best_sync_name", best_sync->s->name);
     if (cgm) ex.summary().set("best_sync_vs_cg", best_sync->payload.median / cgm->payload.median);
+  }
+  // Sparse readiness beside the all-to-all one, payload checked, 1 block per SM x 256.
+  for (const char* f : {"2", "8", "32"})
+    if (const Measured* m = find(std::string("sparse") + f + "_acqrel", sms, head_threads))
+      ex.summary().set(std::string("sparse") + f + "_us", m->payload.median);
+  {
+    const Measured *sp = find("sparse2_acqrel", sms, head_threads), *rd = find("ready_acqrel", sms, head_threads);
+    if (sp && rd) ex.summary().set("sparse2_vs_ready", sp->payload.median / rd->payload.median);
   }
   if (!skip_boundaries) {
     ex.summary().set("stream_boundary_us", stream_us);

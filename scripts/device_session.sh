@@ -53,6 +53,10 @@
 #                                              card, so a call that lands elsewhere costs only its start): pdlprobe
 #                                              (OUT/pdl), datachain (OUT/dc), then all (OUT/all) within what is
 #                                              left of LIMIT (575 s)
+#   bash scripts/device_session.sh sparse OUT    05's sparse readiness (a consumer that waits for F neighbours, not all
+#                                              blocks) beside ready_* and the barriers, full sweep, boundaries left
+#                                              out (OUT/05-sparse.{txt,json}); both planted faults carried by a
+#                                              sparse scheme (each must exit 1); make check's 05 (--quick + SASS rules)
 #   bash scripts/device_session.sh attnfine OUT  06 built with DECODE_ATTN_FINE=1 (four more stamps inside the
 #                                              attention item) beside the product's build; --quick --model all
 #                                              twice with the knob and once without; OUT/{fine,prod}-N.{txt,json}
@@ -240,6 +244,21 @@ case $mode in
   pacedprobe)
     sass_probe paced_ring 06-decode/probes/paced_ring.cu
     exit $? ;;
+  sparse)
+    make -j16 05-sync/sync 05-sync/sync.s > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    rc=0
+    for f in hang stale; do
+      05-sync/sync --quick --only sparse8_acqrel --plant-fault $f > "$out/fault-$f.txt" 2>&1; r=$?
+      echo "planted $f in sparse8_acqrel: exit $r (must be 1): $(grep -m1 '^error' "$out/fault-$f.txt")"
+      [ $r -eq 1 ] || rc=1
+    done
+    probe_out 05-sparse.txt 05-sync/sync --skip-boundaries --json "$out/05-sparse.json" \
+      --only monotonic_acqrel,monotonic_relaxed,ready_acqrel,ready_relaxed,data_carried_padded,sparse2_relaxed,sparse2_acqrel,sparse8_relaxed,sparse8_acqrel,sparse32_relaxed,sparse32_acqrel \
+      > /dev/null || rc=1
+    grep -A16 "^### headline" "$out/05-sparse.txt"; grep -A14 '"summary"' "$out/05-sparse.txt"
+    bash scripts/check.sh 05-sync/sync | tee "$out/check-05.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    cp build/check/05-sync.sass.txt "$out/" 2>/dev/null
+    exit $rc ;;
   h200)
     t0=$(date +%s)
     nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 || { echo "h200: not an H200: nothing run"; exit 3; }
@@ -335,5 +354,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, datachain, releaseprobe, workingset, latencyprobe, pdlprobe, pacedprobe, attnfine, h200, variants)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, datachain, releaseprobe, workingset, latencyprobe, pdlprobe, pacedprobe, sparse, attnfine, h200, variants)" >&2; exit 2 ;;
 esac
