@@ -255,8 +255,9 @@ case $mode in
     probe_out 05-sparse.txt 05-sync/sync --skip-boundaries --json "$out/05-sparse.json" \
       --only monotonic_acqrel,monotonic_relaxed,ready_acqrel,ready_relaxed,data_carried_padded,sparse2_relaxed,sparse2_acqrel,sparse8_relaxed,sparse8_acqrel,sparse32_relaxed,sparse32_acqrel \
       > /dev/null || rc=1
-    grep -A16 "^### headline" "$out/05-sparse.txt"; grep -A14 '"summary"' "$out/05-sparse.txt"
-    bash scripts/check.sh 05-sync/sync | tee "$out/check-05.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+    grep -A16 "^### headline" "$out/05-sparse.txt"; grep -A16 '"summary"' "$out/05-sparse.json"
+    GIT_COMMIT=$commit GIT_DIRTY=$(cat .git-dirty 2>/dev/null || echo 1) bash scripts/check.sh 05-sync/sync \
+      | tee "$out/check-05.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     cp build/check/05-sync.sass.txt "$out/" 2>/dev/null
     exit $rc ;;
   h200)
