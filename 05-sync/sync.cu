@@ -15,6 +15,7 @@
 //   ready_<order>         no barrier: each consumer polls every producer's counter    (sync_ready_*)
 //   sparseF_acqrel        readiness over F neighbours only (b±1..b±F/2): a consumer that
 //                         needs a few producers, not all; not a barrier       (sync_sparse_acqrel)
+//   sparseF_data          the same neighbours, readiness in the data (data_carried's words) (sync_sparse_data)
 //   data_carried          no flag at all: value and epoch share one 8-byte word,
 //                         consumers poll the payload itself                           (sync_data_carried)
 //   split arrive/wait     monotonic barrier with work between arrive and wait         (sync_split)
@@ -46,7 +47,7 @@ namespace cg = cooperative_groups;
 // ---------------------------------------------------------------------------------------------
 // Device side
 // ---------------------------------------------------------------------------------------------
-enum Kind { kCgGrid, kSense, kMonotonic, kGather, kCluster, kReady, kDataCarried, kSplit, kSparse };
+enum Kind { kCgGrid, kSense, kMonotonic, kGather, kCluster, kReady, kDataCarried, kSplit, kSparse, kSparseData };
 enum Order { kRelaxed, kAcqRel, kVolFence, kBackoff };
 enum Fault { kNoFault, kFaultHang, kFaultStale };
 
@@ -307,7 +308,7 @@ __device__ __forceinline__ void sync_body(const SyncArgs& a) {
     const unsigned long long g = a.gen0 + i;
     const int slot = static_cast<int>(g & 1);
     bool ok = true;
-    if constexpr (K == kDataCarried) {
+    if constexpr (K == kDataCarried || K == kSparseData) {
       if (t0 && !skip_arrival(a, g))
         word_store(a.words + static_cast<size_t>(slot * n + b) * a.word_stride, ((g + 1) << 32) | my_payload(a, g));
     } else if (t0) {
@@ -359,6 +360,23 @@ __device__ __forceinline__ void sync_body(const SyncArgs& a) {
         ok = spin_until<O>(a, a.flags + sparse_producer(b, n, threadIdx.x), g + 1, g);
         after_wait<O>();
       }
+    } else if constexpr (K == kSparseData) {
+      // Thread t < F polls its producer's word (the value is its own flag, as in data_carried)
+      // and checks the value it returned: no fence, no second load.
+      if (threadIdx.x < a.fanin) {
+        const int p = sparse_producer(b, n, threadIdx.x);
+        const unsigned long long* wp = a.words + static_cast<size_t>(slot * n + p) * a.word_stride;
+        const unsigned long long want = g + 1;
+        unsigned long long v = word_load(wp);
+        if ((v >> 32) < want) ok = spin_until<kRelaxed>(a, wp, want, g, 32, &v);
+        if (ok && a.check) {
+          const unsigned long long expect = (want << 32) | payload_value(a.seed, g, p, n);
+          if (v != expect) {
+            ++bad;
+            record_violation(a.err, a.scheme, g, p, expect, v);
+          }
+        }
+      }
     } else if constexpr (K == kDataCarried) {
       const int ws = a.word_stride;
       const unsigned long long* w = a.words + static_cast<size_t>(slot) * n * ws;
@@ -388,7 +406,7 @@ __device__ __forceinline__ void sync_body(const SyncArgs& a) {
     __syncthreads();
     if (s_fail) break;
     if (a.check && K == kSparse) bad += check_sparse_payloads(a, g);
-    else if (a.check && K != kDataCarried) bad += check_payloads(a, g);
+    else if (a.check && K != kDataCarried && K != kSparseData) bad += check_payloads(a, g);
   }
   if (bad) atomicAdd(a.violations, static_cast<unsigned long long>(bad));
 }
@@ -410,6 +428,7 @@ SYNC_KERNEL(sync_ready_acqrel, kReady, kAcqRel)
 SYNC_KERNEL(sync_data_carried, kDataCarried, kRelaxed)
 SYNC_KERNEL(sync_sparse_relaxed, kSparse, kRelaxed)
 SYNC_KERNEL(sync_sparse_acqrel, kSparse, kAcqRel)
+SYNC_KERNEL(sync_sparse_data, kSparseData, kRelaxed)
 
 // Hierarchical: the hardware cluster barrier (barrier.cluster.arrive/wait) inside a cluster,
 // the atomic counter among cluster leaders only. sm_90 and later; compiled out elsewhere.
@@ -605,6 +624,10 @@ std::vector<Scheme> all_schemes() {
       {"sparse8_acqrel", kSparse, kAcqRel, 0, (const void*)sync_sparse_acqrel, false, "sparse8_relaxed", 1, 8},
       {"sparse32_relaxed", kSparse, kRelaxed, 0, (const void*)sync_sparse_relaxed, false, "", 1, 32},
       {"sparse32_acqrel", kSparse, kAcqRel, 0, (const void*)sync_sparse_acqrel, false, "sparse32_relaxed", 1, 32},
+      // The same neighbours with readiness in the data: data_carried_padded's words, F of them.
+      {"sparse2_data", kSparseData, kRelaxed, 0, (const void*)sync_sparse_data, false, "", 16, 2},
+      {"sparse8_data", kSparseData, kRelaxed, 0, (const void*)sync_sparse_data, false, "", 16, 8},
+      {"sparse32_data", kSparseData, kRelaxed, 0, (const void*)sync_sparse_data, false, "", 16, 32},
   };
   return s;
 }
@@ -617,9 +640,9 @@ const char* order_name(int o) {
   }
   return "?";
 }
-// A scheme whose result is meaningful: everything but the relaxed floors (data_carried is
+// A scheme whose result is meaningful: everything but the relaxed floors (data_carried and sparse_data are
 // relaxed by design: the value is its own flag, and the epoch check proves it).
-bool is_correct_scheme(const Scheme& s) { return s.order != kRelaxed || s.kind == kDataCarried; }
+bool is_correct_scheme(const Scheme& s) { return s.order != kRelaxed || s.kind == kDataCarried || s.kind == kSparseData; }
 
 // Cluster schemes need whole clusters: a grid rounds down to a multiple of the cluster size
 // (1 block per SM on 132 SMs is 128 blocks for clusters of 8).
@@ -736,7 +759,7 @@ class Runner {
     a.fault = fault;
     a.fault_gen = gen_ + 3;
     a.fanin = s.fanin;
-    if (s.kind == kSparse && (s.fanin % 2 || s.fanin >= blocks || s.fanin > threads))
+    if ((s.kind == kSparse || s.kind == kSparseData) && (s.fanin % 2 || s.fanin >= blocks || s.fanin > threads))
       FAIL("refusing to launch %s: a fan-in of %d needs an even count under %d blocks and at most %d threads",
            s.name, s.fanin, blocks, threads);
     gen_ += iters;
@@ -1082,7 +1105,7 @@ int main(int argc, char** argv) {
     ex.add("headline: 1 block per SM, 256 threads (one thread per block arrives)", r);
     if (!is_correct_scheme(s)) continue;
     if (s.barrier && (!best_barrier || m.bare.median < best_barrier->bare.median)) best_barrier = &m;
-    if (s.kind == kSparse) continue;  // a sparse dependency is not the all-to-all exchange best_sync names
+    if (s.kind == kSparse || s.kind == kSparseData) continue;  // a sparse dependency is not the all-to-all exchange best_sync names
     if (!best_sync || m.payload.median < best_sync->payload.median) best_sync = &m;
   }
 
@@ -1300,9 +1323,12 @@ int main(int argc, char** argv) {
     if (cgm) ex.summary().set("best_sync_vs_cg", best_sync->payload.median / cgm->payload.median);
   }
   // Sparse readiness beside the all-to-all one, payload checked, 1 block per SM x 256.
-  for (const char* f : {"2", "8", "32"})
+  for (const char* f : {"2", "8", "32"}) {
     if (const Measured* m = find(std::string("sparse") + f + "_acqrel", sms, head_threads))
       ex.summary().set(std::string("sparse") + f + "_us", m->payload.median);
+    if (const Measured* m = find(std::string("sparse") + f + "_data", sms, head_threads))
+      ex.summary().set(std::string("sparse") + f + "_data_us", m->payload.median);
+  }
   {
     const Measured *sp = find("sparse2_acqrel", sms, head_threads), *rd = find("ready_acqrel", sms, head_threads);
     if (sp && rd) ex.summary().set("sparse2_vs_ready", sp->payload.median / rd->payload.median);

@@ -55,8 +55,9 @@
 #                                              left of LIMIT (575 s)
 #   bash scripts/device_session.sh sparse OUT    05's sparse readiness (a consumer that waits for F neighbours, not all
 #                                              blocks) beside ready_* and the barriers, full sweep, boundaries left
-#                                              out (OUT/05-sparse.{txt,json}); both planted faults carried by a
-#                                              sparse scheme (each must exit 1); make check's 05 (--quick + SASS rules)
+#                                              out (OUT/05-sparse.{txt,json}); both planted faults carried by each
+#                                              sparse form (each must exit 1); make check's 05 (--quick + SASS rules);
+#                                              all of it packed into OUT/sparse.tgz (a call brings back 8 files)
 #   bash scripts/device_session.sh attnfine OUT  06 built with DECODE_ATTN_FINE=1 (four more stamps inside the
 #                                              attention item) beside the product's build; --quick --model all
 #                                              twice with the knob and once without; OUT/{fine,prod}-N.{txt,json}
@@ -247,18 +248,21 @@ case $mode in
   sparse)
     make -j16 05-sync/sync 05-sync/sync.s > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
     rc=0
-    for f in hang stale; do
-      05-sync/sync --quick --only sparse8_acqrel --plant-fault $f > "$out/fault-$f.txt" 2>&1; r=$?
-      echo "planted $f in sparse8_acqrel: exit $r (must be 1): $(grep -m1 '^error' "$out/fault-$f.txt")"
-      [ $r -eq 1 ] || rc=1
+    for sch in sparse8_acqrel sparse8_data; do
+      for f in hang stale; do
+        05-sync/sync --quick --only $sch --plant-fault $f > "$out/fault-$sch-$f.txt" 2>&1; r=$?
+        echo "planted $f in $sch: exit $r (must be 1): $(grep -m1 '^error' "$out/fault-$sch-$f.txt")"
+        [ $r -eq 1 ] || rc=1
+      done
     done
     probe_out 05-sparse.txt 05-sync/sync --skip-boundaries --json "$out/05-sparse.json" \
-      --only monotonic_acqrel,monotonic_relaxed,ready_acqrel,ready_relaxed,data_carried_padded,sparse2_relaxed,sparse2_acqrel,sparse8_relaxed,sparse8_acqrel,sparse32_relaxed,sparse32_acqrel \
+      --only monotonic_acqrel,monotonic_relaxed,ready_acqrel,ready_relaxed,data_carried_padded,sparse2_relaxed,sparse2_acqrel,sparse8_relaxed,sparse8_acqrel,sparse32_relaxed,sparse32_acqrel,sparse2_data,sparse8_data,sparse32_data \
       > /dev/null || rc=1
     grep -A16 "^### headline" "$out/05-sparse.txt"; grep -A16 '"summary"' "$out/05-sparse.json"
     GIT_COMMIT=$commit GIT_DIRTY=$(cat .git-dirty 2>/dev/null || echo 1) bash scripts/check.sh 05-sync/sync \
       | tee "$out/check-05.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     cp build/check/05-sync.sass.txt "$out/" 2>/dev/null
+    tar czf "$out/sparse.tgz" -C "$out" $(cd "$out" && ls) && (cd "$out" && ls | grep -v '^sparse.tgz$' | xargs rm -f)
     exit $rc ;;
   h200)
     t0=$(date +%s)
