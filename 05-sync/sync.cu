@@ -13,8 +13,8 @@
 //   clusterC_<order>      hardware cluster barrier inside a cluster of C blocks, an atomic
 //                         counter among cluster leaders only (sm_90 only)             (sync_cluster_*)
 //   ready_<order>         no barrier: each consumer polls every producer's counter    (sync_ready_*)
-//   sparseF_acqrel        readiness over F neighbours only (b±1..b±F/2): a consumer that
-//                         needs a few producers, not all; not a barrier       (sync_sparse_acqrel)
+//   sparseF_<order>       readiness over F neighbours only (b±1..b±F/2): a consumer that
+//                         needs a few producers, not all; not a barrier       (sync_sparse_*)
 //   sparseF_data          the same neighbours, readiness in the data (data_carried's words) (sync_sparse_data)
 //   data_carried          no flag at all: value and epoch share one 8-byte word,
 //                         consumers poll the payload itself                           (sync_data_carried)
@@ -77,7 +77,7 @@ struct SyncArgs {
   unsigned* abort_flag;
   unsigned long long timeout_ticks;
   int work, split_mode;  // sync_split: FMA steps between arrive and wait; 0 split, 1 joined, 2 work only
-  int fanin;             // sync_sparse: producers per consumer (even, < nblocks)
+  int fanin;             // sync_sparse_*: producers per consumer (even, < nblocks, <= threads)
   float key;
   float* sink;
   int fault;
@@ -587,7 +587,7 @@ struct Scheme {
   bool barrier;  // a true all-block barrier (as opposed to readiness)
   const char* relaxed_twin;  // same communication with no ordering ("" if none)
   int word_stride = 1;       // data-carried words: 1 packed, 16 = one per 128-byte line
-  int fanin = 0;             // kSparse: producers per consumer
+  int fanin = 0;             // kSparse, kSparseData: producers per consumer
 };
 
 std::vector<Scheme> all_schemes() {
