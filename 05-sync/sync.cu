@@ -294,9 +294,17 @@ __device__ __forceinline__ bool skip_arrival(const SyncArgs& a, unsigned long lo
   return a.fault == kFaultHang && blockIdx.x == a.nblocks - 1 && g >= a.fault_gen;  // planted: must time out
 }
 
+__device__ __forceinline__ float fma_work(float x, int steps) {
+#pragma unroll 1
+  for (int k = 0; k < steps; ++k) x = fmaf(x, 0.999f, 0.001f);  // one dependent FMA: ~4 cycles each
+  return x;
+}
+
 // One template body for the barrier and readiness schemes; the extern "C" wrappers below give
-// each instance a name the assembly rules can address.
-template <int K, int O>
+// each instance a name the assembly rules can address. SKEW (the *_skew kernels): before each
+// generation's arrival one block, a different one each generation ((g * 37) mod N: 37 is prime
+// to any grid here but multiples of 37), does `work` dependent FMA steps first: a straggler.
+template <int K, int O, bool SKEW = false>
 __device__ __forceinline__ void sync_body(const SyncArgs& a) {
   __shared__ int s_fail;
   if (threadIdx.x == 0) s_fail = 0;
@@ -304,10 +312,13 @@ __device__ __forceinline__ void sync_body(const SyncArgs& a) {
   const int b = blockIdx.x, n = a.nblocks;
   const bool t0 = threadIdx.x == 0;
   unsigned bad = 0;
+  float x = 1.0f + threadIdx.x * 1e-3f;
   for (int i = 0; i < a.iters; ++i) {
     const unsigned long long g = a.gen0 + i;
     const int slot = static_cast<int>(g & 1);
     bool ok = true;
+    if constexpr (SKEW)
+      if (b == static_cast<int>((g * 37) % static_cast<unsigned long long>(n))) x = fma_work(x, a.work);
     if constexpr (K == kDataCarried || K == kSparseData) {
       if (t0 && !skip_arrival(a, g))
         word_store(a.words + static_cast<size_t>(slot * n + b) * a.word_stride, ((g + 1) << 32) | my_payload(a, g));
@@ -408,6 +419,7 @@ __device__ __forceinline__ void sync_body(const SyncArgs& a) {
     if (a.check && K == kSparse) bad += check_sparse_payloads(a, g);
     else if (a.check && K != kDataCarried && K != kSparseData) bad += check_payloads(a, g);
   }
+  if (SKEW && x == a.key) a.sink[threadIdx.x] = x;  // never true: keeps the straggler's FMA chain alive
   if (bad) atomicAdd(a.violations, static_cast<unsigned long long>(bad));
 }
 
@@ -429,6 +441,12 @@ SYNC_KERNEL(sync_data_carried, kDataCarried, kRelaxed)
 SYNC_KERNEL(sync_sparse_relaxed, kSparse, kRelaxed)
 SYNC_KERNEL(sync_sparse_acqrel, kSparse, kAcqRel)
 SYNC_KERNEL(sync_sparse_data, kSparseData, kRelaxed)
+// A straggler each generation (SKEW): the barrier, the all-to-all data exchange, the sparse one.
+#define SYNC_KERNEL_SKEW(name, K, O) \
+  extern "C" __global__ void name(SyncArgs a) { sync_body<K, O, true>(a); }
+SYNC_KERNEL_SKEW(sync_monotonic_acqrel_skew, kMonotonic, kAcqRel)
+SYNC_KERNEL_SKEW(sync_data_carried_skew, kDataCarried, kRelaxed)
+SYNC_KERNEL_SKEW(sync_sparse_data_skew, kSparseData, kRelaxed)
 
 // Hierarchical: the hardware cluster barrier (barrier.cluster.arrive/wait) inside a cluster,
 // the atomic counter among cluster leaders only. sm_90 and later; compiled out elsewhere.
@@ -480,11 +498,6 @@ extern "C" __global__ void sync_cluster_acqrel(SyncArgs a) { sync_cluster_body<k
 
 // Split arrive/wait on the monotonic acq/rel counter: arrive, `work` dependent FMAs per thread,
 // then wait. split_mode 1 (joined) does the work before a whole barrier; 2 does the work only.
-__device__ __forceinline__ float fma_work(float x, int steps) {
-#pragma unroll 1
-  for (int k = 0; k < steps; ++k) x = fmaf(x, 0.999f, 0.001f);  // one dependent FMA: ~4 cycles each
-  return x;
-}
 extern "C" __global__ void sync_split(SyncArgs a) {
   __shared__ int s_fail;
   if (threadIdx.x == 0) s_fail = 0;
@@ -1144,6 +1157,46 @@ int main(int argc, char** argv) {
           .extra("split_sd_us", sums[0].sd)
           .extra("n", sums[0].n);
       ex.add("split arrive/wait (monotonic acq/rel, +payload check, 1 block per SM x 256)", r);
+    }
+  }
+
+  // ---- a straggler each generation: what a barrier, an all-to-all exchange and a sparse one
+  // add to one block's extra work (a different block each generation) --------------------------
+  {
+    Scheme split = {"split_monotonic_acqrel", kSplit, kAcqRel, 0, (const void*)sync_split, true, ""};
+    const Scheme skewed[] = {
+        {"monotonic_acqrel", kMonotonic, kAcqRel, 0, (const void*)sync_monotonic_acqrel_skew, true, ""},
+        {"data_carried_padded", kDataCarried, kRelaxed, 0, (const void*)sync_data_carried_skew, false, "", 16},
+        {"sparse2_data", kSparseData, kRelaxed, 0, (const void*)sync_sparse_data_skew, false, "", 16, 2},
+    };
+    const std::vector<int> works = quick ? std::vector<int>{0, 1024} : std::vector<int>{0, 256, 1024, 4096};
+    for (int w : works) {
+      run.reset();  // the straggler's work alone: every block does it, no synchronisation
+      const int it_w = run.pick_iters(split, sms, head_threads, target_ms, w, 2);
+      const double alone = run.time(split, sms, head_threads, it_w, 0, plan, w, 2).median;
+      run.verify(split, "straggler's work alone");
+      for (const Scheme& s : skewed) {
+        run.reset();
+        const int iters = run.pick_iters(s, sms, head_threads, target_ms, w);
+        run.launch(s, sms, head_threads, iters, 1, kNoFault, w);
+        run.verify(s, "straggler, validation");
+        const Summary sm = run.time(s, sms, head_threads, iters, 1, plan, w);
+        run.verify(s, "straggler, timed");
+        Row r;
+        r.add("scheme", s.name)
+            .add("work_fma", w, -1, "straggler's FMA steps")
+            .add("work_alone_us", alone, 3, "its work alone µs")
+            .add("per_generation_us", sm.median, 3, "µs a generation (+payload)")
+            .add("beyond_work_us", sm.median - alone, 3, "beyond the work µs")
+            .extra("blocks", sms)
+            .extra("threads", head_threads)
+            .extra("iters", iters)
+            .extra("min_us", sm.min)
+            .extra("sd_us", sm.sd)
+            .extra("n", sm.n);
+        ex.add("a straggler each generation (one block does the work first, a different one each time; 1 block per SM x 256)", r);
+        if (w == 1024) ex.summary().set(std::string("straggler_") + s.name + "_beyond_work_us", sm.median - alone);
+      }
     }
   }
 

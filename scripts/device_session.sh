@@ -54,7 +54,9 @@
 #                                              (OUT/pdl), datachain (OUT/dc), then all (OUT/all) within what is
 #                                              left of LIMIT (575 s)
 #   bash scripts/device_session.sh sparse OUT    05's sparse readiness (a consumer that waits for F neighbours, not all
-#                                              blocks) beside ready_* and the barriers, full sweep, boundaries left
+#                                              blocks) beside ready_* and the barriers, and the straggler table (a
+#                                              barrier, an all-to-all and a sparse exchange after one block's extra
+#                                              work each generation), full sweep, boundaries left
 #                                              out (OUT/05-sparse.{txt,json}); both planted faults carried by each
 #                                              sparse form (each must exit 1); make check's 05 (--quick + SASS rules);
 #                                              all of it packed into OUT/sparse.tgz (a call brings back 8 files)
@@ -258,7 +260,8 @@ case $mode in
     probe_out 05-sparse.txt 05-sync/sync --skip-boundaries --json "$out/05-sparse.json" \
       --only monotonic_acqrel,monotonic_relaxed,ready_acqrel,ready_relaxed,data_carried_padded,sparse2_relaxed,sparse2_acqrel,sparse8_relaxed,sparse8_acqrel,sparse32_relaxed,sparse32_acqrel,sparse2_data,sparse8_data,sparse32_data \
       > /dev/null || rc=1
-    grep -A16 "^### headline" "$out/05-sparse.txt"; grep -A16 '"summary"' "$out/05-sparse.json"
+    grep -A16 "^### headline" "$out/05-sparse.txt"; grep -A18 "^### a straggler" "$out/05-sparse.txt"
+    grep -A22 '"summary"' "$out/05-sparse.json"
     GIT_COMMIT=$commit GIT_DIRTY=$(cat .git-dirty 2>/dev/null || echo 1) bash scripts/check.sh 05-sync/sync \
       | tee "$out/check-05.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     cp build/check/05-sync.sass.txt "$out/" 2>/dev/null
