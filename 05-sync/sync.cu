@@ -656,6 +656,8 @@ const char* order_name(int o) {
 // A scheme whose result is meaningful: everything but the relaxed floors (data_carried and sparse_data are
 // relaxed by design: the value is its own flag, and the epoch check proves it).
 bool is_correct_scheme(const Scheme& s) { return s.order != kRelaxed || s.kind == kDataCarried || s.kind == kSparseData; }
+// A consumer of F producers (flags or data), not an all-to-all exchange.
+bool is_sparse(const Scheme& s) { return s.kind == kSparse || s.kind == kSparseData; }
 
 // Cluster schemes need whole clusters: a grid rounds down to a multiple of the cluster size
 // (1 block per SM on 132 SMs is 128 blocks for clusters of 8).
@@ -772,7 +774,7 @@ class Runner {
     a.fault = fault;
     a.fault_gen = gen_ + 3;
     a.fanin = s.fanin;
-    if ((s.kind == kSparse || s.kind == kSparseData) && (s.fanin % 2 || s.fanin >= blocks || s.fanin > threads))
+    if (is_sparse(s) && (s.fanin % 2 || s.fanin >= blocks || s.fanin > threads))
       FAIL("refusing to launch %s: a fan-in of %d needs an even count under %d blocks and at most %d threads",
            s.name, s.fanin, blocks, threads);
     gen_ += iters;
@@ -934,6 +936,10 @@ int main(int argc, char** argv) {
   // checked crossings per scheme at the headline point (under a sanitizer: enough for two launches)
   const long long endurance = sanitizing() ? 512 : quick ? 20000 : 1000000;
   const int head_threads = 256;
+  // FMA steps between arrive and wait (split table); a straggler's steps, a subset of those
+  // (the split table's work-alone time is the straggler's own)
+  const std::vector<int> split_works = quick ? std::vector<int>{0, 256, 1024} : std::vector<int>{0, 64, 256, 1024, 4096};
+  const std::vector<int> straggler_works = quick ? std::vector<int>{0, 1024} : std::vector<int>{0, 256, 1024, 4096};
 
   if (ex.list()) {
     std::printf("# 05-sync would run %zu schemes x threads {", schemes.size());
@@ -942,8 +948,12 @@ int main(int argc, char** argv) {
     for (auto& s : schemes)
       std::printf("scheme: %-20s %-16s %s%s\n", s.name, order_name(s.order), s.barrier ? "barrier" : "readiness",
                   s.kind == kCluster ? " (sm_90 clusters)" : "");
-    std::printf("split arrive/wait: monotonic acq/rel, work {0,64,256,1024,4096} FMA steps, %d blocks x %d threads\n",
-                sms, head_threads);
+    std::printf("split arrive/wait: monotonic acq/rel, work {");
+    for (int w : split_works) std::printf(" %d", w);
+    std::printf(" } FMA steps, %d blocks x %d threads\n", sms, head_threads);
+    std::printf("a straggler each generation: monotonic_acqrel, data_carried_padded, sparse2_data; one block's work {");
+    for (int w : straggler_works) std::printf(" %d", w);
+    std::printf(" } FMA steps, %d blocks x %d threads\n", sms, head_threads);
     std::printf("boundaries: empty and 32 MB read x {stream, stream+PDL, graph, graph+PDL}, fused 8x32 MB read\n");
     std::printf("crossings checked per correct scheme at %d x %d: >= %lld\n", sms, head_threads, endurance);
     return kExitOk;
@@ -1118,15 +1128,15 @@ int main(int argc, char** argv) {
     ex.add("headline: 1 block per SM, 256 threads (one thread per block arrives)", r);
     if (!is_correct_scheme(s)) continue;
     if (s.barrier && (!best_barrier || m.bare.median < best_barrier->bare.median)) best_barrier = &m;
-    if (s.kind == kSparse || s.kind == kSparseData) continue;  // a sparse dependency is not the all-to-all exchange best_sync names
+    if (is_sparse(s)) continue;  // a sparse dependency is not the all-to-all exchange best_sync names
     if (!best_sync || m.payload.median < best_sync->payload.median) best_sync = &m;
   }
 
   // ---- split arrive/wait: how much work hides the barrier --------------------------------------
+  const Scheme split = {"split_monotonic_acqrel", kSplit, kAcqRel, 0, (const void*)sync_split, true, ""};
+  std::map<int, double> work_alone;  // FMA steps -> µs a generation with the work alone (mode 2)
   {
-    Scheme split = {"split_monotonic_acqrel", kSplit, kAcqRel, 0, (const void*)sync_split, true, ""};
-    const std::vector<int> works = quick ? std::vector<int>{0, 256, 1024} : std::vector<int>{0, 64, 256, 1024, 4096};
-    for (int w : works) {
+    for (int w : split_works) {
       Summary sums[3];  // by mode: 0 split, 1 joined, 2 work only
       int iters = 0;
       for (int mode : {1, 0, 2}) {
@@ -1139,6 +1149,7 @@ int main(int argc, char** argv) {
         sums[mode] = sm;
       }
       const double t[3] = {sums[0].median, sums[1].median, sums[2].median};
+      work_alone[w] = t[2];
       const double barrier_alone = t[1] - t[2];  // joined minus work alone
       Row r;
       r.add("work_fma", w, -1, "FMA steps between")
@@ -1163,18 +1174,19 @@ int main(int argc, char** argv) {
   // ---- a straggler each generation: what a barrier, an all-to-all exchange and a sparse one
   // add to one block's extra work (a different block each generation) --------------------------
   {
-    Scheme split = {"split_monotonic_acqrel", kSplit, kAcqRel, 0, (const void*)sync_split, true, ""};
-    const Scheme skewed[] = {
-        {"monotonic_acqrel", kMonotonic, kAcqRel, 0, (const void*)sync_monotonic_acqrel_skew, true, ""},
-        {"data_carried_padded", kDataCarried, kRelaxed, 0, (const void*)sync_data_carried_skew, false, "", 16},
-        {"sparse2_data", kSparseData, kRelaxed, 0, (const void*)sync_sparse_data_skew, false, "", 16, 2},
-    };
-    const std::vector<int> works = quick ? std::vector<int>{0, 1024} : std::vector<int>{0, 256, 1024, 4096};
-    for (int w : works) {
-      run.reset();  // the straggler's work alone: every block does it, no synchronisation
-      const int it_w = run.pick_iters(split, sms, head_threads, target_ms, w, 2);
-      const double alone = run.time(split, sms, head_threads, it_w, 0, plan, w, 2).median;
-      run.verify(split, "straggler's work alone");
+    // The schemes of all_schemes() by these names, each launched through its *_skew kernel.
+    std::vector<Scheme> skewed;
+    for (auto [name, fn] : {std::pair<const char*, const void*>{"monotonic_acqrel", (const void*)sync_monotonic_acqrel_skew},
+                            {"data_carried_padded", (const void*)sync_data_carried_skew},
+                            {"sparse2_data", (const void*)sync_sparse_data_skew}})
+      for (const Scheme& s : schemes_all)
+        if (std::strcmp(s.name, name) == 0) {
+          skewed.push_back(s);
+          skewed.back().fn = fn;
+        }
+    if (skewed.size() != 3) FAIL("internal: the straggler's schemes are not all in the scheme table");
+    for (int w : straggler_works) {
+      const double alone = work_alone.at(w);  // every block does W, no synchronisation
       for (const Scheme& s : skewed) {
         run.reset();
         const int iters = run.pick_iters(s, sms, head_threads, target_ms, w);
