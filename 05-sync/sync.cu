@@ -296,7 +296,7 @@ __device__ __forceinline__ bool skip_arrival(const SyncArgs& a, unsigned long lo
 
 __device__ __forceinline__ float fma_work(float x, int steps) {
 #pragma unroll 1
-  for (int k = 0; k < steps; ++k) x = fmaf(x, 0.999f, 0.001f);  // one dependent FMA: ~4 cycles each
+  for (int k = 0; k < steps; ++k) x = fmaf(x, 0.999f, 0.001f);  // a dependent FMA and the count: ~14 ns a step measured
   return x;
 }
 
