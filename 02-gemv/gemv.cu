@@ -82,6 +82,26 @@ inline bool ring_applies(int K) {
   return K % 2048 == 0 && K <= 16384;
 #endif
 }
+// The preloaded-share rung's geometry (v9, kernels below).
+constexpr int kPreThreads = 256;
+constexpr int kPreRegVecs = 20;      // 16-byte weight vectors a thread holds across the wait (80 registers)
+constexpr int kPreMaxRows = 64;      // rows a block may own (its partial sums live in shared memory)
+constexpr int kPreMaxSlots = 32;     // one-row shared-memory slots at most (26 at K = 2048), an mbarrier each
+constexpr unsigned kPreSmemBytes = 104 * 1024;  // two blocks per SM: 2 x (104 + 2 static + 1 reserved) KB
+// Rows of a block's share held in shared memory: as many whole rows as kPreSmemBytes holds.
+inline int pre_smem_rows(int K, int rows) { return std::min(rows, static_cast<int>(kPreSmemBytes / (2u * K))); }
+inline int pre_rows_per_block(int N, int grid) { return (N + grid - 1) / grid; }
+inline size_t pre_smem_bytes(int N, int K, int grid) {
+  return static_cast<size_t>(pre_smem_rows(K, pre_rows_per_block(N, grid))) * 2 * K;
+}
+inline bool preload_applies(int N, int K, int sms) {
+#if defined(PORT_HIP)
+  (void)N; (void)K; (void)sms;
+  return false;
+#else
+  return (K == 2048 || K == 4096 || K == 8192) && pre_rows_per_block(N, std::min(N, sms)) <= kPreMaxRows;
+#endif
+}
 #if defined(PORT_HIP)
 typedef _Float16 gemv_half2_t __attribute__((ext_vector_type(2)));
 #endif
@@ -945,6 +965,135 @@ __device__ __forceinline__ void bulk_ring(GEMV_ARGS) {
   extern "C" __global__ void __launch_bounds__(kRingThreads, 2) NAME##_pdl(GEMV_ARGS) { bulk_ring<TC, true>(W, x, y, N, K); }
 GEMV_STAMP_RING(gemv_bulk_ring, false)
 GEMV_STAMP_RING(gemv_tensor_core_ring, true)
+
+// ---------------------------------------------------------------------------------------------
+// v9: the preloaded share. One block per SM (grid = SMs) owns a contiguous slice of rows (its
+// share: 31-32 rows, 248-256 KB, at 4096x4096). Before griddepcontrol.wait it requests as much
+// of the share as the chip can hold for it while the previous GEMV's block still runs beside
+// it: S rows into one-row shared-memory slots by the copy engine (at most kPreSmemBytes, so
+// that two launches' blocks fit on one SM: 13 rows at K = 4096) and RR = kPreRegVecs / M rows
+// into registers (M = K / 2048 16-byte columns a thread and row: 10 rows at K = 4096). After
+// the wait it reads x, consumes the register rows, then the slots in order; a slot consumed
+// is refilled at once with the next row of the share not yet requested (a ring of S slots).
+// At 4096x4096 23 of 31-32 rows are requested before the wait and the other 8-9 within the
+// first 9 slots' consumption after it.
+// Why (results/02-gemv.md, "chained: what the dependency costs"): the rows rungs have a
+// quarter of their bytes in flight when the wait returns and stream the rest in dependent
+// round trips that queue behind the next launch's first loads; here a chain's critical path
+// after the wait is arithmetic on bytes already on chip and one round trip for the rest.
+// PF (the rows requested after the wait): 0 from DRAM; 1 their lines asked of L2 before the
+// wait (prefetch.global.L2), so the requests after it hit L2; 2 the same with evict_last.
+// CUDA on sm_90 only (the copy engine); K in {2048, 4096, 8192}; at most kPreMaxRows rows a block.
+// ---------------------------------------------------------------------------------------------
+template <int PF>
+__device__ __forceinline__ void pre_prefetch_line(const char* p) {
+  if (PF == 2) asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p) : "memory");
+  else asm volatile("prefetch.global.L2 [%0];" ::"l"(p) : "memory");
+}
+template <int M, bool PDL, int PF>
+__device__ __forceinline__ void preload_share(GEMV_ARGS, const vec4u* sm, unsigned long long* bar,
+                                              float (*part)[kPreThreads / 32], int S) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int RR = kPreRegVecs / M;  // rows the registers hold
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int G = gridDim.x, b = blockIdx.x;
+  const int r0 = static_cast<int>(static_cast<long long>(b) * N / G);
+  const int rows = static_cast<int>(static_cast<long long>(b + 1) * N / G) - r0;
+  const int rowv = K / 8;  // 16-byte vectors a row
+  if (rows > kPreMaxRows) __trap();  // the host keeps every share within part[] (preload_applies)
+  S = min(S, rows);                  // shared-memory slots, one row each
+  const int reg_rows = min(RR, rows - S);
+  // The shared-memory rows are a ring of S one-row slots: item j is the row item_row(j) in slot
+  // j % S, its mbarrier's phase j / S. Items 0..S-1 are the share's first S rows (requested
+  // before the wait); items S.. are the rows after the register rows (requested as slots free).
+  const int items = rows - reg_rows;
+  auto item_row = [&](int j) { return j < S ? j : j + reg_rows; };
+  auto request = [&](int j) {  // thread 0: item j into its slot
+    bulk_load(smem_u32(sm + static_cast<size_t>(j % S) * rowv), W + static_cast<size_t>(r0 + item_row(j)) * K,
+              static_cast<unsigned>(K) * 2, smem_u32(&bar[j % S]));
+  };
+  if (tid == 0) {
+    for (int j = 0; j < S; ++j) bulk_bar_init(smem_u32(&bar[j]));
+    bulk_bar_init_fence();
+    for (int j = 0; j < S; ++j) request(j);
+  }
+  vec4u w[RR][M];
+  {
+    const __half* wb = W + static_cast<size_t>(r0 + S) * K + 8 * tid;
+#pragma unroll
+    for (int i = 0; i < RR; ++i)
+#pragma unroll
+      for (int q = 0; q < M; ++q) w[i][q] = i < reg_rows ? load_weights16(wb + i * K + 8 * kPreThreads * q) : zero4();
+  }
+  if (PF) {  // the rows the ring streams after the wait: their lines into L2 now
+    const char* c = reinterpret_cast<const char*>(W + static_cast<size_t>(r0 + S + reg_rows) * K);
+    const long long bytes = static_cast<long long>(rows - S - reg_rows) * K * 2;
+    for (long long off = static_cast<long long>(tid) * 128; off < bytes; off += kPreThreads * 128) pre_prefetch_line<PF>(c + off);
+  }
+  __syncthreads();  // the barriers are initialised before anyone waits on them
+  pdl_wait<PDL>();
+  vec4u xr[M];
+#pragma unroll
+  for (int q = 0; q < M; ++q) xr[q] = load_x16(x + 8 * (tid + kPreThreads * q));
+  auto row_sum = [&](int r, const vec4u* v) {  // one row's M vectors of this thread -> part[r][warp]
+    float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+    for (int q = 0; q < M; ++q) dot8(v[q], xr[q], a0, a1);
+    const float sum = warp_sum(a0 + a1);
+    if (lane == 0) part[r][warp] = sum;
+  };
+#pragma unroll
+  for (int i = 0; i < RR; ++i)
+    if (i < reg_rows) row_sum(S + i, w[i]);
+  const unsigned long long t0 = port_const_clock();
+#pragma unroll 1
+  for (int j = 0; j < items; ++j) {
+    bulk_wait(smem_u32(&bar[j % S]), static_cast<unsigned>((j / S) & 1), t0, kBulkTimeoutTicks);
+    vec4u v[M];
+#pragma unroll
+    for (int q = 0; q < M; ++q) v[q] = sm[static_cast<size_t>(j % S) * rowv + tid + kPreThreads * q];
+    row_sum(item_row(j), v);
+    if (j + S < items) {  // the slot is needed again: once every warp has read it, refill it
+      __syncthreads();
+      if (tid == 0) {
+        bulk_refill_fence();
+        request(j + S);
+      }
+    }
+  }
+  __syncthreads();
+  for (int r = tid; r < rows; r += kPreThreads) {
+    float sum = 0.f;
+#pragma unroll
+    for (int k = 0; k < kPreThreads / 32; ++k) sum += part[r][k];
+    y[r0 + r] = __float2half(sum);
+  }
+#else
+  (void)W; (void)x; (void)y; (void)N; (void)K; (void)sm; (void)bar; (void)part; (void)S;
+  __trap();  // needs sm_90: the host never selects it on older devices
+#endif
+}
+// One kernel for the three widths (the host allows only these K); the shared-memory arrays are
+// declared once here so that the three instances do not each reserve their own.
+template <bool PDL, int PF>
+__device__ __forceinline__ void preload_dispatch(GEMV_ARGS) {
+  extern __shared__ __align__(128) vec4u pre_smem[];
+  __shared__ __align__(8) unsigned long long bar[kPreMaxSlots];
+  __shared__ float part[kPreMaxRows][kPreThreads / 32];
+  pdl_launch_dependents<PDL>();  // the next GEMV's block may take the other half of this SM now
+  unsigned dyn;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+  const int S = min(kPreMaxSlots, static_cast<int>(dyn / (2u * K)));
+  if (K == 2048) preload_share<1, PDL, PF>(W, x, y, N, K, pre_smem, bar, part, S);
+  else if (K == 4096) preload_share<2, PDL, PF>(W, x, y, N, K, pre_smem, bar, part, S);
+  else preload_share<4, PDL, PF>(W, x, y, N, K, pre_smem, bar, part, S);
+}
+#define GEMV_STAMP_PRE(NAME, PF)                                                                                   \
+  extern "C" __global__ void __launch_bounds__(kPreThreads, 2) NAME(GEMV_ARGS) { preload_dispatch<false, PF>(W, x, y, N, K); } \
+  extern "C" __global__ void __launch_bounds__(kPreThreads, 2) NAME##_pdl(GEMV_ARGS) { preload_dispatch<true, PF>(W, x, y, N, K); }
+GEMV_STAMP_PRE(gemv_preload, 0)
+GEMV_STAMP_PRE(gemv_preload_l2, 1)
+GEMV_STAMP_PRE(gemv_preload_l2last, 2)
 #endif  // !PORT_HIP
 
 #if !defined(PORT_HIP)
@@ -981,7 +1130,7 @@ constexpr const char* kDeepMode = "chained, deep rotation";
 // ---------------------------------------------------------------------------------------------
 // The hand-written rungs, one table (the launcher, the grid rules and the rows all read it).
 // ---------------------------------------------------------------------------------------------
-enum Kind { kWarpPerRow, kRowsInFlight, kSplitK, kTensor, kRing, kPipe, kTensorPipe };
+enum Kind { kWarpPerRow, kRowsInFlight, kSplitK, kTensor, kRing, kPipe, kTensorPipe, kPreload };
 struct Hand {
   int rung;
   const char* version;  // the rung's name (what it does)
@@ -1052,6 +1201,11 @@ const std::vector<Hand>& hand_rungs() {
       {6, "tensor core mma.sync", "bulk-copy ring", "gemv_tensor_core_ring", gemv_tensor_core_ring,
        gemv_tensor_core_ring_pdl, kRing, 0, 0},
       {8, "bulk-copy ring", "CUDA cores", "gemv_bulk_ring", gemv_bulk_ring, gemv_bulk_ring_pdl, kRing, 0, 0},
+      {9, "preloaded share", "after the wait from DRAM", "gemv_preload", gemv_preload, gemv_preload_pdl, kPreload, 0, 0},
+      {9, "preloaded share", "after the wait from L2", "gemv_preload_l2", gemv_preload_l2, gemv_preload_l2_pdl,
+       kPreload, 0, 0},
+      {9, "preloaded share", "after the wait from L2, evict_last", "gemv_preload_l2last", gemv_preload_l2last,
+       gemv_preload_l2last_pdl, kPreload, 0, 0},
 #endif
   };
   return h;
@@ -1479,6 +1633,11 @@ class Planner {
         if (full && !quick) add(std::min(groups, s), kRingThreads, "one block per SM, 4 stages", 4);
         break;
       }
+      case kPreload: {
+        if (!preload_applies(n, k, s)) break;
+        add(std::min(n, s), kPreThreads, "one block per SM (a second launch's beside it)");
+        break;
+      }
     }
     return out;
   }
@@ -1524,7 +1683,7 @@ class Runner {
 #endif
       return;
     }
-    const size_t smem = c.stages ? ring_smem_bytes(p.k, c.stages) : 0;
+    const size_t smem = c.hand->kind == kPreload ? pre_smem_bytes(p.n, p.k, c.grid) : c.stages ? ring_smem_bytes(p.k, c.stages) : 0;
     if (c.pdl) {
       GemvKernel f = c.chain == kReleaseLate ? c.hand->late_pdl : c.chain == kNoWait ? c.hand->nowait_pdl : c.hand->pdl;
       chain_launch(true, f, c.grid, c.threads, smem, s, w, static_cast<const __half*>(p.x), p.y, p.n, p.k);
@@ -1850,10 +2009,10 @@ int main(int argc, char** argv) {
 #if !defined(PORT_HIP)
   if (ex.has_gpu() && ex.prop().major >= 9)
     for (auto& h : hand_rungs())
-      if (h.kind == kRing)
+      if (h.kind == kRing || h.kind == kPreload)
         for (GemvKernel f : {h.fn, h.pdl})
           CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          kRingPlannedMaxStages * kRingStageBytes));
+                                          h.kind == kRing ? kRingPlannedMaxStages * kRingStageBytes : static_cast<int>(kPreSmemBytes)));
 #endif
   const bool can_chain = kHaveCublas && ex.prop().major >= 9;  // PDL: CUDA on sm_90 and newer
 
@@ -1943,6 +2102,7 @@ int main(int argc, char** argv) {
     for (auto& h : hand_rungs()) {
       if (p.k % 128 != 0 && h.kind == kTensor) continue;  // parse_shape and the shape list keep K % 128 == 0
       if (h.kind == kRing && (!ring_applies(p.k) || ex.prop().major < 9)) continue;
+      if (h.kind == kPreload && (!preload_applies(p.n, p.k, ex.sm_count()) || ex.prop().major < 9)) continue;
       if (h.kind == kPipe && (p.k / 8) % (PORT_HOST_WARP_SIZE * h.ks) != 0) continue;  // whole chunks only
       if (h.kind == kTensorPipe && p.k % (256 * h.ks) != 0) continue;
       for (auto& c : planner.configs(h, p.n, p.k, full, quick)) {

@@ -60,6 +60,10 @@
 #                                              out (OUT/05-sparse.{txt,json}); both planted faults carried by each
 #                                              sparse form (each must exit 1); make check's 05 (--quick + SASS rules);
 #                                              all of it packed into OUT/sparse.tgz (a call brings back 8 files)
+#   bash scripts/device_session.sh preload OUT   02's v9 (the preloaded share): --quick at five shapes of K = 2048-8192
+#                                              (validation, ring depths), 4096x4096 in full beside every
+#                                              other rung, 02's make check (--quick + SASS rules) if time
+#                                              is left of LIMIT (560 s); packed into OUT/preload.tgz
 #   bash scripts/device_session.sh attnfine OUT  06 built with DECODE_ATTN_FINE=1 (four more stamps inside the
 #                                              attention item) beside the product's build; --quick --model all
 #                                              twice with the knob and once without; OUT/{fine,prod}-N.{txt,json}
@@ -237,6 +241,35 @@ case $mode in
       02-gemv/gemv --shape 4096x4096 --no-vendor --working-set "$ws" --json "$f.json" > "$f.txt" 2>&1 || rc=1
       echo "== working set ${ws}x L2"; grep -E "weight copies|\| chained +\|" "$f.txt" | sort -t'|' -k8 -n | head -6
     done
+    exit $rc ;;
+  preload)
+    t0=$(date +%s)
+    make -j16 02-gemv/gemv 02-gemv/gemv.s > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+    echo "built in $(( $(date +%s) - t0 ))s"
+    rc=0
+    # v9 at the other widths and ring depths first (K = 2048 / 8192; shares beyond one round)
+    for sh in 2048x2048 3072x2048 2048x8192 6144x4096 8192x8192; do
+      02-gemv/gemv --quick --no-vendor --shape $sh --json "$out/02-$sh.json" > "$out/02-$sh.txt" 2>&1; r=$?
+      [ $r -eq 0 ] || rc=1
+      echo "$sh rc=$r: $(grep -E '\| 9 preloaded' "$out/02-$sh.txt" | awk -F'|' '{print $4, $5, $10}' | tr -s ' ' | paste -sd ';')"
+    done
+    echo "widths done after $(( $(date +%s) - t0 ))s"
+    # 4096x4096 in full: every chained configuration of every rung beside v9's, one run
+    probe_out "02-gemv-4096-$commit.txt" 02-gemv/gemv --shape 4096x4096 --json "$out/02-gemv-4096-$commit.json" > /dev/null || rc=1
+    grep -E "\| (isolated|chained) +\|" "$out/02-gemv-4096-$commit.txt" | sort -t'|' -k8 -n | head -12
+    grep -E "preloaded" "$out/02-gemv-4096-$commit.txt" | head -12
+    grep -A12 '"summary"' "$out/02-gemv-4096-$commit.json"
+    echo "4096 done after $(( $(date +%s) - t0 ))s"
+    left=$(( ${LIMIT:-560} - ($(date +%s) - t0) ))
+    if [ $left -gt 150 ]; then
+      GIT_COMMIT=$commit GIT_DIRTY=$(cat .git-dirty 2>/dev/null || echo 1) timeout $left bash scripts/check.sh 02-gemv/gemv \
+        | tee "$out/check-02.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+      cp build/check/02-gemv.sass.txt "$out/" 2>/dev/null
+    else
+      echo "preload: ${left}s left: 02's make check not started"
+    fi
+    cp 02-gemv/gemv.s "$out/02-gemv.s" 2>/dev/null
+    tar czf "$out/preload.tgz" -C "$out" $(cd "$out" && ls) && (cd "$out" && ls | grep -v '^preload.tgz$' | xargs rm -f)
     exit $rc ;;
   latencyprobe)
     sass_probe loaded_latency 05-sync/probes/loaded_latency.cu
