@@ -2013,6 +2013,21 @@ int main(int argc, char** argv) {
         for (GemvKernel f : {h.fn, h.pdl})
           CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           h.kind == kRing ? kRingPlannedMaxStages * kRingStageBytes : static_cast<int>(kPreSmemBytes)));
+  // v9 needs the next launch's block beside its own: the largest shared-memory carveout, and
+  // two blocks per SM with its 104 KB (said in the output, so a run that lacks them shows it).
+  if (ex.has_gpu() && ex.prop().major >= 9)
+    for (auto& h : hand_rungs())
+      if (h.kind == kPreload) {
+        int per_sm = 0;
+        for (GemvKernel f : {h.fn, h.pdl}) {
+          CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          cudaSharedmemCarveoutMaxShared));
+          CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(f), kPreThreads,
+                                                                   kPreSmemBytes));
+        }
+        ex.note(std::string(h.symbol) + ": " + std::to_string(per_sm) + " blocks of " + std::to_string(kPreThreads) +
+                " per SM with " + std::to_string(kPreSmemBytes / 1024) + " KB of dynamic shared memory (2 let the next launch's block in)");
+      }
 #endif
   const bool can_chain = kHaveCublas && ex.prop().major >= 9;  // PDL: CUDA on sm_90 and newer
 
