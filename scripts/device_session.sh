@@ -395,5 +395,5 @@ case $mode in
     tar czf "$out/$mode.tgz" build/sanitize
     exit $rc ;;
   *)
-    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, datachain, releaseprobe, workingset, latencyprobe, pdlprobe, pacedprobe, sparse, attnfine, h200, variants)" >&2; exit 2 ;;
+    echo "device_session: unknown mode $mode (check, run, all, probe, headline, sanitize06, race8b-gohc, race8b-base, chainprobe, chaincheck, datachain, releaseprobe, workingset, preload, latencyprobe, pdlprobe, pacedprobe, sparse, attnfine, h200, variants)" >&2; exit 2 ;;
 esac
