@@ -60,9 +60,10 @@
 #                                              out (OUT/05-sparse.{txt,json}); both planted faults carried by each
 #                                              sparse form (each must exit 1); make check's 05 (--quick + SASS rules);
 #                                              all of it packed into OUT/sparse.tgz (a call brings back 8 files)
-#   bash scripts/device_session.sh preload OUT   02's v9 (the preloaded share): --quick at five shapes of K = 2048-8192
-#                                              (validation, ring depths), 4096x4096 in full beside every
-#                                              other rung, 02's SASS rules; packed into OUT/preload.tgz
+#   bash scripts/device_session.sh preload OUT   02's v9 (the preloaded share): --quick at three shapes of K = 2048-8192
+#                                              (validation, ring depths; PRELOAD_MORE=1 adds two), 4096x4096
+#                                              --quick (PRELOAD_FULL=1: in full) beside every other rung,
+#                                              02's SASS rules; packed into OUT/preload.tgz
 #   bash scripts/device_session.sh attnfine OUT  06 built with DECODE_ATTN_FINE=1 (four more stamps inside the
 #                                              attention item) beside the product's build; --quick --model all
 #                                              twice with the knob and once without; OUT/{fine,prod}-N.{txt,json}
@@ -247,17 +248,20 @@ case $mode in
     echo "built in $(( $(date +%s) - t0 ))s"
     rc=0
     # v9 at the other widths and ring depths first (K = 2048 / 8192; shares beyond one round)
-    for sh in 2048x2048 3072x2048 2048x8192 6144x4096 8192x8192; do
+    for sh in 2048x2048 2048x8192 6144x4096 ${PRELOAD_MORE:+3072x2048 8192x8192}; do
       02-gemv/gemv --quick --no-vendor --shape $sh --json "$out/02-$sh.json" > "$out/02-$sh.txt" 2>&1; r=$?
       [ $r -eq 0 ] || rc=1
       echo "$sh rc=$r: $(grep -E '\| 9 preloaded' "$out/02-$sh.txt" | awk -F'|' '{print $4, $5, $10}' | tr -s ' ' | paste -sd ';')"
     done
     echo "widths done after $(( $(date +%s) - t0 ))s"
-    # 4096x4096 in full: every chained configuration of every rung beside v9's, one run
-    probe_out "02-gemv-4096-$commit.txt" 02-gemv/gemv --shape 4096x4096 --json "$out/02-gemv-4096-$commit.json" > /dev/null || rc=1
-    grep -E "\| chained +\|" "$out/02-gemv-4096-$commit.txt" | sort -t'|' -k8 -n | head -12
-    grep -E "preloaded" "$out/02-gemv-4096-$commit.txt" | head -12
-    grep -A12 '"summary"' "$out/02-gemv-4096-$commit.json"
+    # 4096x4096 (--quick unless PRELOAD_FULL is set: the full sweep takes minutes): every chained
+    # configuration of every rung beside v9's, one run
+    q=quick; qflag=--quick; [ -z "${PRELOAD_FULL:-}" ] || { q=full; qflag=; }
+    probe_out "02-gemv-4096-$q-$commit.txt" 02-gemv/gemv --shape 4096x4096 $qflag \
+      --json "$out/02-gemv-4096-$q-$commit.json" > /dev/null || rc=1
+    grep -E "\| chained +\|" "$out/02-gemv-4096-$q-$commit.txt" | sort -t'|' -k8 -n | head -12
+    grep -E "preloaded" "$out/02-gemv-4096-$q-$commit.txt" | head -12
+    grep -A12 '"summary"' "$out/02-gemv-4096-$q-$commit.json"
     echo "4096 done after $(( $(date +%s) - t0 ))s"
     # 02's SASS rules (what make check runs after --quick; the runs above validated every configuration)
     python3 tests/asmcheck.py --target sass --rules 02-gemv/asm.rules --asm 02-gemv/gemv.s --tag "02-gemv sass" \
