@@ -87,6 +87,7 @@ constexpr int kPreThreads = 256;
 constexpr int kPreRegVecs = 20;      // 16-byte weight vectors a thread holds across the wait (80 registers)
 constexpr int kPreMaxRows = 64;      // rows a block may own (its partial sums live in shared memory)
 constexpr int kPreMaxSlots = 32;     // one-row shared-memory slots at most (26 at K = 2048), an mbarrier each
+constexpr int kPreGroup = 4;         // rows summed together (their butterflies interleaved)
 constexpr unsigned kPreSmemBytes = 104 * 1024;  // two blocks per SM: 2 x (104 + 2 static + 1 reserved) KB
 // Rows of a block's share held in shared memory: as many whole rows as kPreSmemBytes holds.
 inline int pre_smem_rows(int K, int rows) { return std::min(rows, static_cast<int>(kPreSmemBytes / (2u * K))); }
@@ -1002,6 +1003,7 @@ __device__ __forceinline__ void preload_share(GEMV_ARGS, const vec4u* sm, unsign
   const int rowv = K / 8;  // 16-byte vectors a row
   if (rows > kPreMaxRows) __trap();  // the host keeps every share within part[] (preload_applies)
   S = min(S, rows);                  // shared-memory slots, one row each
+  if (S < min(kPreGroup, rows)) __trap();  // a group's items must not wait on refills the group itself triggers
   const int reg_rows = min(RR, rows - S);
   // The shared-memory rows are a ring of S one-row slots: item j is the row item_row(j) in slot
   // j % S, its mbarrier's phase j / S. Items 0..S-1 are the share's first S rows (requested
@@ -1025,6 +1027,10 @@ __device__ __forceinline__ void preload_share(GEMV_ARGS, const vec4u* sm, unsign
 #pragma unroll
       for (int q = 0; q < M; ++q) w[i][q] = i < reg_rows ? load_weights16(wb + i * K + 8 * kPreThreads * q) : zero4();
   }
+  // ptxas sank 16 of the 20 register loads below griddepcontrol.wait (ACQBULK) in the first
+  // build of the plain form (its SASS rule failed; the _l2 forms' prefetches kept them above):
+  // one prefetch of a line this thread loads anyway holds them there too.
+  if (!PF) pre_prefetch_line<1>(reinterpret_cast<const char*>(W + static_cast<size_t>(r0 + S) * K + 8 * tid));
   if (PF) {  // the rows the ring streams after the wait: their lines into L2 now
     const char* c = reinterpret_cast<const char*>(W + static_cast<size_t>(r0 + S + reg_rows) * K);
     const long long bytes = static_cast<long long>(rows - S - reg_rows) * K * 2;
@@ -1035,29 +1041,58 @@ __device__ __forceinline__ void preload_share(GEMV_ARGS, const vec4u* sm, unsign
   vec4u xr[M];
 #pragma unroll
   for (int q = 0; q < M; ++q) xr[q] = load_x16(x + 8 * (tid + kPreThreads * q));
-  auto row_sum = [&](int r, const vec4u* v) {  // one row's M vectors of this thread -> part[r][warp]
-    float a0 = 0.f, a1 = 0.f;
+  // Rows go in groups of kPreGroup: their dot products, then their butterflies interleaved, so
+  // that a warp waits for one shuffle chain per group, not one per row (the first build summed
+  // row by row: every warp reads every row, so the chains ran back to back, ~300 cycles a row).
+  auto sum_rows = [&](const int (&r)[kPreGroup], const vec4u (&v)[kPreGroup][M], int n) {
+    float s[kPreGroup];
 #pragma unroll
-    for (int q = 0; q < M; ++q) dot8(v[q], xr[q], a0, a1);
-    const float sum = warp_sum(a0 + a1);
-    if (lane == 0) part[r][warp] = sum;
+    for (int u = 0; u < kPreGroup; ++u) {
+      float a0 = 0.f, a1 = 0.f;
+#pragma unroll
+      for (int q = 0; q < M; ++q) dot8(v[u][q], xr[q], a0, a1);
+      s[u] = a0 + a1;
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+      for (int u = 0; u < kPreGroup; ++u) s[u] += __shfl_xor_sync(0xffffffffu, s[u], o);
+    if (lane == 0)
+#pragma unroll
+      for (int u = 0; u < kPreGroup; ++u)
+        if (u < n) part[r[u]][warp] = s[u];
   };
 #pragma unroll
-  for (int i = 0; i < RR; ++i)
-    if (i < reg_rows) row_sum(S + i, w[i]);
+  for (int i0 = 0; i0 < RR; i0 += kPreGroup) {  // the register rows
+    int r[kPreGroup];
+    vec4u v[kPreGroup][M];
+#pragma unroll
+    for (int u = 0; u < kPreGroup; ++u) {
+      r[u] = S + i0 + u;
+#pragma unroll
+      for (int q = 0; q < M; ++q) v[u][q] = i0 + u < RR ? w[i0 + u < RR ? i0 + u : 0][q] : zero4();
+    }
+    if (i0 < reg_rows) sum_rows(r, v, reg_rows - i0);
+  }
   const unsigned long long t0 = port_const_clock();
 #pragma unroll 1
-  for (int j = 0; j < items; ++j) {
-    bulk_wait(smem_u32(&bar[j % S]), static_cast<unsigned>((j / S) & 1), t0, kBulkTimeoutTicks);
-    vec4u v[M];
+  for (int j = 0; j < items; j += kPreGroup) {  // the slots, kPreGroup items at a time
+    int r[kPreGroup];
+    vec4u v[kPreGroup][M];
 #pragma unroll
-    for (int q = 0; q < M; ++q) v[q] = sm[static_cast<size_t>(j % S) * rowv + tid + kPreThreads * q];
-    row_sum(item_row(j), v);
-    if (j + S < items) {  // the slot is needed again: once every warp has read it, refill it
+    for (int u = 0; u < kPreGroup; ++u) {
+      const int i = min(j + u, items - 1);  // past the end: the last item again, its sum not stored
+      r[u] = item_row(i);
+      bulk_wait(smem_u32(&bar[i % S]), static_cast<unsigned>((i / S) & 1), t0, kBulkTimeoutTicks);
+#pragma unroll
+      for (int q = 0; q < M; ++q) v[u][q] = sm[static_cast<size_t>(i % S) * rowv + tid + kPreThreads * q];
+    }
+    sum_rows(r, v, items - j);
+    if (j + S < items) {  // slots needed again: once every warp has read them, refill them
       __syncthreads();
       if (tid == 0) {
         bulk_refill_fence();
-        request(j + S);
+        for (int u = 0; u < kPreGroup && j + u + S < items; ++u) request(j + u + S);
       }
     }
   }
