@@ -21,6 +21,9 @@
 //      gemv_tensor_rows_rR      mma.sync with rows in flight's loads: the lane's weights in A row
 //                               g, its x in B column g, D's diagonal kept (CUDA)
 //      gemv_tensor_rows_lean_r1c8  the same with v4 lean's shape (CUDA)
+//   8  gemv_bulk_ring           a block's row groups streamed by the copy engine into a shared-memory ring (CUDA)
+//   9  gemv_preload_l2[last]    one block per SM; most of its share of rows requested before the wait (copy
+//                               engine into one-row slots, and registers), the rest through the freed slots (CUDA)
 //   7  *_pdl                    4, 5, 6 in chained mode: programmatic dependent launch, weights
 //                               requested before griddepcontrol.wait, x read after it (sm_90);
 //                               4 and 6 rows also as *_late1_pdl (the next kernel released late)
@@ -982,8 +985,8 @@ GEMV_STAMP_RING(gemv_tensor_core_ring, true)
 // quarter of their bytes in flight when the wait returns and stream the rest in dependent
 // round trips that queue behind the next launch's first loads; here a chain's critical path
 // after the wait is arithmetic on bytes already on chip and one round trip for the rest.
-// PF (the rows requested after the wait): 0 from DRAM; 1 their lines asked of L2 before the
-// wait (prefetch.global.L2), so the requests after it hit L2; 2 the same with evict_last.
+// PF (the rows requested after the wait): their lines are asked of L2 before the wait, 1 with
+// prefetch.global.L2, 2 with its evict_last form, so that the requests after it hit L2.
 // CUDA on sm_90 only (the copy engine); K in {2048, 4096, 8192}; at most kPreMaxRows rows a block.
 // ---------------------------------------------------------------------------------------------
 template <int PF>
@@ -994,6 +997,7 @@ __device__ __forceinline__ void pre_prefetch_line(const char* p) {
 template <int M, bool PDL, int PF>
 __device__ __forceinline__ void preload_share(GEMV_ARGS, const vec4u* sm, unsigned long long* bar,
                                               float (*part)[kPreThreads / 32], int S) {
+  static_assert(PF == 1 || PF == 2, "the L2 request of the rows after the wait: plain or evict_last");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr int RR = kPreRegVecs / M;  // rows the registers hold
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1027,11 +1031,9 @@ __device__ __forceinline__ void preload_share(GEMV_ARGS, const vec4u* sm, unsign
 #pragma unroll
       for (int q = 0; q < M; ++q) w[i][q] = i < reg_rows ? load_weights16(wb + i * K + 8 * kPreThreads * q) : zero4();
   }
-  // ptxas sank 16 of the 20 register loads below griddepcontrol.wait (ACQBULK) in the first
-  // build of the plain form (its SASS rule failed; the _l2 forms' prefetches kept them above):
-  // one prefetch of a line this thread loads anyway holds them there too.
-  if (!PF) pre_prefetch_line<1>(reinterpret_cast<const char*>(W + static_cast<size_t>(r0 + S) * K + 8 * tid));
-  if (PF) {  // the rows the ring streams after the wait: their lines into L2 now
+  {  // the rows the ring streams after the wait: their lines into L2 now. The loop also holds the
+     // register loads above griddepcontrol.wait in SASS: without it (a plain form, dropped) ptxas
+     // sank 12-16 of the 20 below ACQBULK, and one prefetch did not stop it (H100, 8c2d6df, 8928f31)
     const char* c = reinterpret_cast<const char*>(W + static_cast<size_t>(r0 + S + reg_rows) * K);
     const long long bytes = static_cast<long long>(rows - S - reg_rows) * K * 2;
     for (long long off = static_cast<long long>(tid) * 128; off < bytes; off += kPreThreads * 128) pre_prefetch_line<PF>(c + off);
@@ -1126,7 +1128,6 @@ __device__ __forceinline__ void preload_dispatch(GEMV_ARGS) {
 #define GEMV_STAMP_PRE(NAME, PF)                                                                                   \
   extern "C" __global__ void __launch_bounds__(kPreThreads, 2) NAME(GEMV_ARGS) { preload_dispatch<false, PF>(W, x, y, N, K); } \
   extern "C" __global__ void __launch_bounds__(kPreThreads, 2) NAME##_pdl(GEMV_ARGS) { preload_dispatch<true, PF>(W, x, y, N, K); }
-GEMV_STAMP_PRE(gemv_preload, 0)
 GEMV_STAMP_PRE(gemv_preload_l2, 1)
 GEMV_STAMP_PRE(gemv_preload_l2last, 2)
 #endif  // !PORT_HIP
@@ -1236,7 +1237,6 @@ const std::vector<Hand>& hand_rungs() {
       {6, "tensor core mma.sync", "bulk-copy ring", "gemv_tensor_core_ring", gemv_tensor_core_ring,
        gemv_tensor_core_ring_pdl, kRing, 0, 0},
       {8, "bulk-copy ring", "CUDA cores", "gemv_bulk_ring", gemv_bulk_ring, gemv_bulk_ring_pdl, kRing, 0, 0},
-      {9, "preloaded share", "after the wait from DRAM", "gemv_preload", gemv_preload, gemv_preload_pdl, kPreload, 0, 0},
       {9, "preloaded share", "after the wait from L2", "gemv_preload_l2", gemv_preload_l2, gemv_preload_l2_pdl,
        kPreload, 0, 0},
       {9, "preloaded share", "after the wait from L2, evict_last", "gemv_preload_l2last", gemv_preload_l2last,
