@@ -985,6 +985,9 @@ GEMV_STAMP_RING(gemv_tensor_core_ring, true)
 // quarter of their bytes in flight when the wait returns and stream the rest in dependent
 // round trips that queue behind the next launch's first loads; here a chain's critical path
 // after the wait is arithmetic on bytes already on chip and one round trip for the rest.
+// Measured on lent H100s (results/02-gemv.md, "v9"): chained 13.7-14.0 us against the rows rungs'
+// 10.8 in the same run: the rest, requested after the wait, queues behind the next launch's
+// preload, and the memory idles between launches. Kept as that counter-example.
 // PF (the rows requested after the wait): their lines are asked of L2 before the wait, 1 with
 // prefetch.global.L2, 2 with its evict_last form, so that the requests after it hit L2.
 // CUDA on sm_90 only (the copy engine); K in {2048, 4096, 8192}; at most kPreMaxRows rows a block.
