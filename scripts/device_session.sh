@@ -114,6 +114,11 @@ sass_probe() {
   probe_out "$1.txt" "build/$1" ${QUICK:+--quick} || return $?
   return $sass_rc
 }
+# pack_out NAME: everything in OUT into OUT/NAME.tgz, the loose files then removed (a call brings
+# back at most 8 files).
+pack_out() {
+  tar czf "$out/$1.tgz" -C "$out" $(cd "$out" && ls) && (cd "$out" && ls | grep -v "^$1.tgz\$" | xargs rm -f)
+}
 # rule_copies JSON: how many rotating copies of W 02 used at the rule's working set (4x the L2)
 # in that run: the smallest weight_copies of its rows (the deep rotation's are larger); 0 if none.
 rule_copies() {
@@ -268,7 +273,7 @@ case $mode in
       > "$out/02-gemv.sass-rules.txt" 2>&1 || rc=1
     echo "sass rules: $(tail -1 "$out/02-gemv.sass-rules.txt")"; grep -E '^FAIL|gemv_preload' "$out/02-gemv.sass-rules.txt" | head -24
     cp 02-gemv/gemv.s "$out/02-gemv.s" 2>/dev/null
-    tar czf "$out/preload.tgz" -C "$out" $(cd "$out" && ls) && (cd "$out" && ls | grep -v '^preload.tgz$' | xargs rm -f)
+    pack_out preload
     exit $rc ;;
   latencyprobe)
     sass_probe loaded_latency 05-sync/probes/loaded_latency.cu
@@ -297,7 +302,7 @@ case $mode in
     GIT_COMMIT=$commit GIT_DIRTY=$(cat .git-dirty 2>/dev/null || echo 1) bash scripts/check.sh 05-sync/sync \
       | tee "$out/check-05.txt"; [ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
     cp build/check/05-sync.sass.txt "$out/" 2>/dev/null
-    tar czf "$out/sparse.tgz" -C "$out" $(cd "$out" && ls) && (cd "$out" && ls | grep -v '^sparse.tgz$' | xargs rm -f)
+    pack_out sparse
     exit $rc ;;
   h200)
     t0=$(date +%s)
