@@ -2045,27 +2045,25 @@ int main(int argc, char** argv) {
   }
   Planner planner(ex);
 #if !defined(PORT_HIP)
+  // The copy-engine rungs' dynamic shared memory. v9 also needs the next launch's block beside
+  // its own: the largest carveout, and two blocks per SM with its 104 KB (said in the output, so
+  // a run that lacks them shows it).
   if (ex.has_gpu() && ex.prop().major >= 9)
-    for (auto& h : hand_rungs())
-      if (h.kind == kRing || h.kind == kPreload)
-        for (GemvKernel f : {h.fn, h.pdl})
-          CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          h.kind == kRing ? kRingPlannedMaxStages * kRingStageBytes : static_cast<int>(kPreSmemBytes)));
-  // v9 needs the next launch's block beside its own: the largest shared-memory carveout, and
-  // two blocks per SM with its 104 KB (said in the output, so a run that lacks them shows it).
-  if (ex.has_gpu() && ex.prop().major >= 9)
-    for (auto& h : hand_rungs())
-      if (h.kind == kPreload) {
-        int per_sm = 0;
-        for (GemvKernel f : {h.fn, h.pdl}) {
-          CHECK_CUDA(cudaFuncSetAttribute(reinterpret_cast<const void*>(f), cudaFuncAttributePreferredSharedMemoryCarveout,
-                                          cudaSharedmemCarveoutMaxShared));
-          CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(f), kPreThreads,
-                                                                   kPreSmemBytes));
-        }
+    for (auto& h : hand_rungs()) {
+      if (h.kind != kRing && h.kind != kPreload) continue;
+      int per_sm = 0;
+      for (GemvKernel f : {h.fn, h.pdl}) {
+        const void* k = reinterpret_cast<const void*>(f);
+        CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        h.kind == kRing ? kRingPlannedMaxStages * kRingStageBytes : static_cast<int>(kPreSmemBytes)));
+        if (h.kind != kPreload) continue;
+        CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+        CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, kPreThreads, kPreSmemBytes));
+      }
+      if (h.kind == kPreload)
         ex.note(std::string(h.symbol) + ": " + std::to_string(per_sm) + " blocks of " + std::to_string(kPreThreads) +
                 " per SM with " + std::to_string(kPreSmemBytes / 1024) + " KB of dynamic shared memory (2 let the next launch's block in)");
-      }
+    }
 #endif
   const bool can_chain = kHaveCublas && ex.prop().major >= 9;  // PDL: CUDA on sm_90 and newer
 
