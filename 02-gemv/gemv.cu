@@ -2434,11 +2434,17 @@ int main(int argc, char** argv) {
   const double deep_over_l2 = std::max(over_l2, kDeepWorkingSetOverL2);
   set_best(best_of(4096, 4096, kNoWaitMode, is_hand), "chained_nowait_bound", "nowait_bound");
   if (best_of(4096, 4096, kNoWaitMode, is_hand)) sm.set("nowait_bound_working_set_over_l2", deep_over_l2);
-  auto same_cfg = [&](const Result* a) {
-    return [a](const Result& r) { return r.cfg.hand == a->cfg.hand && r.cfg.grid == a->cfg.grid && r.cfg.threads == a->cfg.threads; };
+  // same_cfg(a, chain): the same kernel and grid as a; with chain, its release too (a late release
+  // is the same kernel and grid; the no-wait bound has its own chain by definition).
+  auto same_cfg = [&](const Result* a, bool chain) {
+    return [a, chain](const Result& r) {
+      return r.cfg.hand == a->cfg.hand && r.cfg.grid == a->cfg.grid && r.cfg.threads == a->cfg.threads &&
+             (!chain || r.cfg.chain == a->cfg.chain);
+    };
   };
-  const Result* same = ch4 ? best_of(4096, 4096, kNoWaitMode, same_cfg(ch4)) : nullptr;
-  const Result* same_chain = !ch4 ? nullptr : over_l2 < kDeepWorkingSetOverL2 ? best_of(4096, 4096, kDeepMode, same_cfg(ch4)) : ch4;
+  const Result* same = ch4 ? best_of(4096, 4096, kNoWaitMode, same_cfg(ch4, false)) : nullptr;
+  const Result* same_chain =
+      !ch4 ? nullptr : over_l2 < kDeepWorkingSetOverL2 ? best_of(4096, 4096, kDeepMode, same_cfg(ch4, true)) : ch4;
   if (same && same_chain) sm.set("us_4096_dependency_cost_best_chained", same_chain->us.median - same->us.median);
   // The same chains over the deep rotation (20x the L2), in this run.
   const Result* dp4 = best_of(4096, 4096, kDeepMode, is_hand);
