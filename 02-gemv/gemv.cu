@@ -2182,17 +2182,16 @@ int main(int argc, char** argv) {
       }
       for (auto c : chain) {
         c.pdl = true;
-        for (Chain v : {kReleaseFirst, kReleaseLate, kNoWait}) {
-          // the two diagnostic variants: 4096x4096 only, rungs that have them
+        for (Chain v : {kReleaseFirst, kReleaseLate}) {
+          // the diagnostic variant: 4096x4096 only, rungs that have it
           if (v == kReleaseLate && (!full || !c.hand->late_pdl)) continue;
-          if (v == kNoWait && (!full || !c.hand->nowait_pdl)) continue;
           c.chain = v;
-          if (v == kNoWait) {  // timed over the deep rotation, below
-            nowait.push_back(c);
-            continue;
-          }
           ex.progress(done, total_est, "%s %s", shape_name(p.n, p.k).c_str(), describe(c).c_str());
           record(runner.run(c, p, plan));
+        }
+        if (full && c.hand->nowait_pdl) {  // the other, the no-wait bound: timed over the deep rotation, below
+          c.chain = kNoWait;
+          nowait.push_back(c);
         }
       }
     }
@@ -2431,9 +2430,9 @@ int main(int argc, char** argv) {
   // What the dependency costs: the best chained kernel against the same kernel and grid with no
   // griddepcontrol.wait at all (launches free to overlap), side by side in this run, both over the
   // deep rotation (the no-wait bound runs only there; with --working-set 20 or more, the rule's).
-  const double deep_over_l2 = std::max(over_l2, kDeepWorkingSetOverL2);
-  set_best(best_of(4096, 4096, kNoWaitMode, is_hand), "chained_nowait_bound", "nowait_bound");
-  if (best_of(4096, 4096, kNoWaitMode, is_hand)) sm.set("nowait_bound_working_set_over_l2", deep_over_l2);
+  const Result* nw4 = best_of(4096, 4096, kNoWaitMode, is_hand);
+  set_best(nw4, "chained_nowait_bound", "nowait_bound");
+  if (nw4) sm.set("nowait_bound_working_set_over_l2", std::max(over_l2, kDeepWorkingSetOverL2));
   // same_cfg(a, chain): the same kernel and grid as a; with chain, its release too (a late release
   // is the same kernel and grid; the no-wait bound has its own chain by definition).
   auto same_cfg = [&](const Result* a, bool chain) {
