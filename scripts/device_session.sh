@@ -37,9 +37,10 @@
 #   bash scripts/device_session.sh releaseprobe OUT  05's release probe (05-sync/probes/release_probe.cu): a grid
 #                                              barrier's arrival with bytes in flight; OUT/release_probe.txt
 #                                              and its SASS (OUT/release_probe.sass)
-#   bash scripts/device_session.sh workingset OUT  02 at 4096x4096 twice, side by side: with the rule's working set
-#                                              (4x the L2) and with --working-set 20 (the original's 32 copies of
-#                                              W on an H100); OUT/02-gemv-4096-ws{4,20}-<commit>.{txt,json}
+#   bash scripts/device_session.sh workingset OUT  02 at SHAPE (default 4096x4096) twice, side by side: with the rule's
+#                                              working set (4x the L2) and with --working-set 20 (the original's 32
+#                                              copies of W on an H100), REPS rounds (default 1); the fastest chained
+#                                              rows of each; OUT/02-gemv-SHAPE-ws{4,20}-<commit>[-round].{txt,json}
 #   bash scripts/device_session.sh latencyprobe OUT  05's loaded-latency probe (05-sync/probes/loaded_latency.cu):
 #                                              a dependent load's round trip, L2 hit and DRAM miss, on SMs that
 #                                              stream and on SMs that do not; OUT/loaded_latency.txt
@@ -240,11 +241,14 @@ case $mode in
     exit $? ;;
   workingset)
     make -j16 02-gemv/gemv > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-    rc=0
-    for ws in 4 20; do
-      f="$out/02-gemv-4096-ws$ws-$commit"
-      02-gemv/gemv --shape 4096x4096 --no-vendor --working-set "$ws" --json "$f.json" > "$f.txt" 2>&1 || rc=1
-      echo "== working set ${ws}x L2"; grep -E "weight copies|\| chained +\|" "$f.txt" | sort -t'|' -k8 -n | head -6
+    rc=0; shape=${SHAPE:-4096x4096}
+    for rep in $(seq "${REPS:-1}"); do
+      for ws in 4 20; do
+        f="$out/02-gemv-$shape-ws$ws-$commit${REPS:+-$rep}"
+        02-gemv/gemv --shape "$shape" --no-vendor --working-set "$ws" --json "$f.json" > "$f.txt" 2>&1 || rc=1
+        echo "== $shape, working set ${ws}x L2${REPS:+, round $rep}"; grep -E "^error" "$f.txt"
+        python3 scripts/chained_top.py "$f.json" 6
+      done
     done
     exit $rc ;;
   preload)
