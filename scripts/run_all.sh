@@ -27,6 +27,10 @@ for e in "${exps[@]}"; do
   echo "== [$i/${#exps[@]}] $name ($(( $(date +%s) - start ))s elapsed)" >&2
   # 06-decode checks the report's single-kernel prediction from this same run: write it first.
   if [ "$name" = 06-decode ]; then python3 scripts/report.py "$dir" >/dev/null || failed=$((failed + 1)); fi
+  # An experiment that fails writes no JSON, and an earlier run's must not stand in for it: the
+  # report (and 06's prediction, read from it) would mix another run's, perhaps another card's,
+  # figures into this one's (make run of 2e25bfa: 02 stopped and 1b68669's 02-gemv.json was used).
+  rm -f "$dir/$name.json"
   "$e" $quick --json "$dir/$name.json" > "$dir/$name.txt"
   rc=$?
   cat "$dir/$name.txt"

@@ -13,7 +13,8 @@
   6. planted faults that need no GPU (tests/planted_faults.py), when present
   7. the scripts' own tests: budget, reliability, counters, compare (06's time beyond the floor, card against card), same_code (per-kernel machine code
      compared across a change, nvcc only), asmcheck (its SASS flavour on a hand-written listing),
-     and device_session.sh's modes (documented, listed, an unknown one exits 2, h200 elsewhere exits 3);
+     and device_session.sh's modes (documented, listed, an unknown one exits 2, h200 elsewhere exits 3),
+     run_all.sh's handling of a failed experiment (its earlier JSON removed, the run failed);
      and every relative link of README.md and the results pages resolves
 """
 import glob
@@ -306,6 +307,33 @@ def device_session():
                "" if ok else f"exit {r.returncode}: {tail(r.stdout + r.stderr, 2)}")
 
 
+def run_all_stale():
+    """scripts/run_all.sh (make run) with stand-in experiments: the second fails, and the JSON an
+    earlier run left for it must be gone, so that the report cannot take it for this run's."""
+    with tempfile.TemporaryDirectory() as d:
+        res = os.path.join(d, "res")
+        os.mkdir(res)
+        stale = os.path.join(res, "02-gemv.json")
+        with open(stale, "w") as f:
+            f.write('{"schema": 1, "experiment": "02-gemv", "summary": {"stale": true}}')
+        exps = []
+        for name, body in (("01-ceiling", 'echo \'{"schema": 1, "experiment": "01-ceiling", "provenance": {}, '
+                                          '"rows": [], "summary": {"ceiling_gbps": 100}}\' > "$2"; exit 0'),
+                           ("02-gemv", "echo 'error: a stand-in failure' >&2; exit 1")):
+            os.mkdir(os.path.join(d, name))
+            path = os.path.join(d, name, "bin")
+            with open(path, "w") as f:
+                f.write(f'#!/bin/sh\n[ "$1" = --print-results-dir ] && {{ echo {res}; exit 0; }}\n{body}\n')
+            os.chmod(path, 0o755)
+            exps.append(path)
+        r = sh(["bash", "scripts/run_all.sh"] + exps, timeout=120)
+        ok = (r.returncode != 0 and not os.path.exists(stale) and "run_all: 02-gemv exited 1" in r.stderr
+              and os.path.exists(os.path.join(res, "01-ceiling.json")))
+        report(ok, "run_all: a failed experiment leaves no earlier JSON behind, and the run fails",
+               "" if ok else f"exit {r.returncode}, stale JSON {'still there' if os.path.exists(stale) else 'gone'}: "
+               f"{tail(r.stderr, 3)}")
+
+
 def page_links():
     """Every relative link of README.md and the results pages (run directories' READMEs and
     reports included) names a file or directory that exists: a figure's raw output, command or
@@ -341,6 +369,7 @@ def main():
     phase("unit tests", unit_tests)
     phase("provenance stamp", stamp)
     phase("device session script", device_session)
+    phase("run_all stale results", run_all_stale)
     phase("page links", page_links)
     sm90 = phase("build sm_90", build, "sm_90", "")
     phase("build sm_80", build, "sm_80", "build/sm_80/")
