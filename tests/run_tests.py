@@ -305,6 +305,13 @@ def device_session():
         ok = r.returncode == 3 and os.path.isdir(out) and not os.listdir(out)
         report(ok, "device_session: h200 on an H100 exits 3 and runs nothing",
                "" if ok else f"exit {r.returncode}: {tail(r.stdout + r.stderr, 2)}")
+    # the workingset mode's summary: the fastest chained rows of a committed 02 JSON, fastest first
+    ref = "results/h100-80gb-hbm3/run-28c313b/02-gemv.json"
+    r = sh([sys.executable, "scripts/chained_top.py", ref, "3"], timeout=60)
+    rates = [float(m) for m in re.findall(r"([0-9.]+) GB/s", r.stdout)]
+    ok = r.returncode == 0 and len(rates) == 3 and rates == sorted(rates, reverse=True)
+    report(ok, "device_session: chained_top.py lists a run's fastest chained rows, fastest first",
+           "" if ok else f"exit {r.returncode}: {tail(r.stdout + r.stderr, 3)}")
 
 
 def run_all_stale():
