@@ -6,8 +6,8 @@ import sys
 
 
 def main(argv):
-    if len(argv) < 2:
-        print("usage: chained_top.py JSON [N]", file=sys.stderr)
+    if len(argv) < 2 or (len(argv) > 2 and not argv[2].isdigit()):
+        print("usage: chained_top.py JSON [N]  (N: how many rows, a whole number)", file=sys.stderr)
         return 2
     n = int(argv[2]) if len(argv) > 2 else 6
     try:
