@@ -163,6 +163,19 @@ def held_against_decode(dec, models, predicted):
                   "graph + PDL engine.", ""]
 
 
+def mixed_inputs(docs):
+    """The inputs' runs, where they differ: one line per provenance field (commit, dirty flag,
+    card) that is not the same in every input JSON that recorded it; [] for one run's files.
+    A report adds what each file measured, so files of two runs (or two cards) must say so."""
+    lines = []
+    for key, what in (("git_commit", "commit"), ("git_dirty", "dirty tree"), ("device_uuid", "card")):
+        seen = {e: doc["provenance"].get(key) for e, doc in docs.items()
+                if doc and doc.get("provenance", {}).get(key) not in (None, "", "unavailable")}
+        if len(set(map(str, seen.values()))) > 1:
+            lines.append(f"{what}: " + ", ".join(f"{e} {v}" for e, v in seen.items()))
+    return lines
+
+
 def main():
     d = sys.argv[1]
     docs = {e: load(d, e) for e in EXPERIMENTS}
@@ -182,6 +195,11 @@ def main():
                 f"| power limit / ECC | {p['power_limit_w']} W / {p['ecc']} |",
                 f"| commit | {p['git_commit']}{' (dirty)' if p['git_dirty'] else ''} |",
                 f"| started | {p['utc_start']} |", ""]
+    mixed = mixed_inputs({e: docs[e] for e in present})
+    if mixed:
+        out += ["**These inputs are not all from one run**, so a sum below may add figures of two runs "
+                "or two cards: " + "; ".join(mixed) + ".", ""]
+        print("report: warning: inputs from more than one run: " + "; ".join(mixed), file=sys.stderr)
     made, skipped = plots(d, docs)
 
     summary = {}
@@ -245,7 +263,7 @@ def main():
     inputs = {e: {k: docs[e]["provenance"].get(k) for k in ("git_commit", "git_dirty", "utc_start", "device_name")}
               for e in present}
     json.dump({"schema": 1, "experiment": "report", "provenance": dict(first["provenance"], inputs=inputs) if first else None,
-               "summary": summary, "plots": made, "plots_skipped": skipped},
+               "summary": summary, "mixed_inputs": mixed if first else [], "plots": made, "plots_skipped": skipped},
               open(os.path.join(d, "report.json"), "w"), indent=2)
     print(f"report: wrote {d}/report.md, report.json, env.json; plots: {', '.join(made) or 'none'}", file=sys.stderr)
     for sk in skipped:

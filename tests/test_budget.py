@@ -71,6 +71,16 @@ except KeyError:
 # The report's table of predictions against 06-decode's measured step (scripts/report.py).
 import report  # noqa: E402
 check("held_against_no_decode_run", report.held_against_decode(None, models, {}) == [])
+# A report of one run's files says nothing of mixing; of two runs' (or two cards') it names each.
+one = {e: {"provenance": {"git_commit": "aaa", "git_dirty": False, "device_uuid": "GPU-1"}} for e in ("01-ceiling", "02-gemv")}
+check("mixed_inputs_one_run", report.mixed_inputs(one) == [])
+two = dict(one, **{"02-gemv": {"provenance": {"git_commit": "bbb", "git_dirty": False, "device_uuid": "GPU-2"}}})
+mixed = report.mixed_inputs(two)
+check("mixed_inputs_two_runs", len(mixed) == 2 and mixed[0].startswith("commit:") and "02-gemv bbb" in mixed[0]
+      and mixed[1].startswith("card:") and "GPU-2" in mixed[1], mixed)
+# an input that recorded no card (older runs) is not counted as another card
+old_run = dict(one, **{"02-gemv": {"provenance": {"git_commit": "aaa", "git_dirty": False}}})
+check("mixed_inputs_unrecorded_card", report.mixed_inputs(old_run) == [])
 dec = {"summary": {"llama_3_2_1b_persistent_us": 900.0, "llama_3_2_1b_predicted_us": 800.0,
                    "llama_3_2_1b_prediction_error": 0.125, "llama_3_2_1b_graph_pdl_us": 950.0,
                    "llama_3_2_1b_persistent_engine": "persistent_ring",
