@@ -263,7 +263,7 @@ def main():
     inputs = {e: {k: docs[e]["provenance"].get(k) for k in ("git_commit", "git_dirty", "utc_start", "device_name")}
               for e in present}
     json.dump({"schema": 1, "experiment": "report", "provenance": dict(first["provenance"], inputs=inputs) if first else None,
-               "summary": summary, "mixed_inputs": mixed if first else [], "plots": made, "plots_skipped": skipped},
+               "summary": summary, "mixed_inputs": mixed, "plots": made, "plots_skipped": skipped},
               open(os.path.join(d, "report.json"), "w"), indent=2)
     print(f"report: wrote {d}/report.md, report.json, env.json; plots: {', '.join(made) or 'none'}", file=sys.stderr)
     for sk in skipped:
