@@ -28,7 +28,7 @@
 //                               requested before griddepcontrol.wait, x read after it (sm_90);
 //                               4 and 6 rows also as *_late1_pdl (the next kernel released late)
 //                               and *_nowait_pdl (no wait: the zero-cost-dependency bound)
-// Modes: isolated = a CUDA graph of 200 launches over rotating weight copies (>= 4x L2), time
+// Modes: isolated = a CUDA graph of 200 launches over rotating weight copies (20x L2), time
 // per GEMV = graph time / launches; chained = the same graph with PDL edges.
 // Every configuration is validated (CPU double reference, fresh random inputs, NaN-poisoned y,
 // rel L2 <= 1e-3) before it is timed; after timing, one more replay is validated too.
@@ -1156,13 +1156,15 @@ namespace {
 
 constexpr const char* kNoWaitMode = "no-wait bound";  // chained without griddepcontrol.wait: never a result
 constexpr double kTolerance = 1e-3;  // relative L2 against the double reference
-// The rule (the issue's): the rotation's working set at least 4x the L2; --working-set raises it
-// (default the rule's 4). A chain probe found a PDL chain 0.78 us faster per GEMV with 7 copies of
-// a 4096x4096 W (4.5x an H100's L2) than with 32 (20x; results/02-gemv.md): the depth is part of
-// what a chained figure measures.
+// The rule (the issue's): the rotation's working set at least 4x the L2, refused below it.
 constexpr double kWorkingSetOverL2 = 4.0;
-// The deep rotation beside it at 4096x4096 chained: 20x the L2, about the original's 32 copies of
-// 4096x4096 (1.07 GB) on an H100 and 17 on an H200's 60 MB; a decode step never reads a weight twice.
+// The rotation every figure is timed over by default: 20x the L2, about the original's 32 copies
+// of 4096x4096 (1.07 GB) on an H100 and 18 on an H200's 60 MB; a decode step never reads a weight
+// twice. At the rule's 4x, the L2 lent H100 chains 3-4%: 0.3-0.4 us a GEMV at 4096x4096, and at
+// 8192x8192 (2 copies) a chain ran 1.5 us faster than over 8 copies, past 1.02x the card's
+// ceiling, and stopped a make run (results/02-gemv.md). Isolated figures moved by under 0.5%.
+// --working-set 4..19 times over a shallower rotation and then repeats the 4096x4096 chains over
+// this one, side by side (mode "chained, deep rotation").
 constexpr double kDeepWorkingSetOverL2 = 20.0;
 constexpr const char* kDeepMode = "chained, deep rotation";
 
@@ -1342,7 +1344,8 @@ void cpu_reference(Problem& p) {
   p.ref = cpu_gemv_double(wh, xh, p.n, p.k);
 }
 
-// Copies: enough that the rotation's working set is >= over_l2 x the L2 (the rule: 4), at least two.
+// Copies: enough that the rotation's working set is >= over_l2 x the L2 (default 20; the rule's floor 4),
+// at least two.
 size_t copies_for(const Experiment& ex, int n, int k, double over_l2) {
   const double wbytes = 2.0 * n * k;
   return std::max<size_t>(2, static_cast<size_t>(std::ceil(over_l2 * ex.l2_bytes() / wbytes)));
@@ -2016,10 +2019,10 @@ int main(int argc, char** argv) {
   long long launches_flag = 200;
   ex.flags().add_string("shape", &only_shape, "run only this shape, NxK (K a multiple of 128), e.g. 4096x4096");
   ex.flags().add_int("launches", &launches_flag, 8, 4000, "launches per timed graph (default 200; raised to the copy count)");
-  long long working_set = static_cast<long long>(kWorkingSetOverL2);
-  ex.flags().add_int("working-set", &working_set, 4, 64,
-                     "weight copies' working set over the L2 (default 4, the rule; the original's 32 copies of 4096x4096 "
-                     "are about 20x an H100's L2)");
+  long long working_set = static_cast<long long>(kDeepWorkingSetOverL2);
+  ex.flags().add_int("working-set", &working_set, static_cast<long long>(kWorkingSetOverL2), 64,
+                     "weight copies' working set over the L2 (default 20, about the original's 32 copies of 4096x4096; "
+                     "at least 4, the rule; under 20 the 4096x4096 chains are repeated over 20x beside it)");
   bool no_vendor = false;
   ex.flags().add_bool("no-vendor", &no_vendor,
                       "skip the cuBLAS / cuBLASLt rungs (make sanitize's racecheck: their kernels are not ours to check)");
@@ -2097,7 +2100,8 @@ int main(int argc, char** argv) {
   ex.note("MBU = (2NK + 2K + 2N bytes / median time) over the measured ceiling " + Planner::fmt(std::round(ceiling.gbps)) +
           " GB/s (" + ceiling.source + ")");
   ex.note("isolated: one CUDA graph of max(" + std::to_string(launches_flag) +
-          ", copies) launches over rotating weight copies (>= 4x L2), time per GEMV = replay time / launches; "
+          ", copies) launches over rotating weight copies (working set >= " + Planner::fmt(over_l2) +
+          "x the L2; the rule's floor 4x), time per GEMV = replay time / launches; "
           "median of 7 replays after 2 warm-up (3 after 1 for shapes over 256 MB" +
           std::string(quick ? "; --quick: 3 after 1" : "") + ")");
   ex.note(can_chain ? "chained: the same graph, launches with cudaLaunchAttributeProgrammaticStreamSerialization; kernels "
@@ -2222,13 +2226,13 @@ int main(int argc, char** argv) {
 #endif
     if (full) read_bound = read_only_bound(ex, p, ceiling.gbps, spec_gbps, can_chain, plan);
     results.insert(results.end(), here.begin(), here.end());
-    // At 4096x4096, the chained configurations again over a rotation of 20x the L2, side by side:
-    // how much of the chained figure the rule's rotation lends (the chain probe found 0.78 us per
-    // GEMV on an H100 between 7 and 32 copies). --quick: the best chained configuration only.
-    // The no-wait bound runs over this rotation only: its launches overlap freely, and over the
-    // rule's 4x an H100 (d3476be's make check) ran one at 3377 GB/s, past the 3350 its memory can
-    // deliver (bytes from L2 or a timing fault: not established). Its wait cost is taken against
-    // the deep chain of the same configuration, both over the same rotation.
+    // At 4096x4096, with a rotation shallower than 20x the L2 (--working-set 4..19), the chained
+    // configurations again over 20x, side by side: how much of the chained figure the shallow
+    // rotation lends (the chain probe found 0.78 us per GEMV on an H100 between 7 and 32 copies).
+    // --quick: the best chained configuration only. The no-wait bound runs over 20x or more only:
+    // its launches overlap freely, and over the rule's 4x an H100 (d3476be's make check) ran one at
+    // 3377 GB/s, past the 3350 its memory can deliver. Its wait cost is taken against the chain of
+    // the same configuration over the same rotation.
     if (full && can_chain) {
       std::vector<Config> deep;
       const Result* best = nullptr;
@@ -2240,7 +2244,7 @@ int main(int argc, char** argv) {
       if (!deep.empty() || !nowait.empty()) {
         std::unique_ptr<Problem> own;
         if (over_l2 < kDeepWorkingSetOverL2) own = make_problem(ex, s, static_cast<int>(launches_flag), kDeepWorkingSetOverL2);
-        const Problem& dp = own ? *own : p;  // --working-set 20 or more: the rule's rotation is already deep
+        const Problem& dp = own ? *own : p;  // at 20x or more (the default) the run's own rotation is the deep one
         deep.insert(deep.end(), nowait.begin(), nowait.end());
         for (auto& c : deep) {
           ex.progress(done, total_est, "%s %s (deep rotation)", shape_name(p.n, p.k).c_str(), describe(c).c_str());
@@ -2429,7 +2433,7 @@ int main(int argc, char** argv) {
   };
   // What the dependency costs: the best chained kernel against the same kernel and grid with no
   // griddepcontrol.wait at all (launches free to overlap), side by side in this run, both over the
-  // deep rotation (the no-wait bound runs only there; with --working-set 20 or more, the rule's).
+  // deep rotation (20x the L2: the default run's own; the no-wait bound never runs over less).
   const Result* nw4 = best_of(4096, 4096, kNoWaitMode, is_hand);
   set_best(nw4, "chained_nowait_bound", "nowait_bound");
   if (nw4) sm.set("nowait_bound_working_set_over_l2", std::max(over_l2, kDeepWorkingSetOverL2));
