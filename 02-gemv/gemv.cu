@@ -1158,8 +1158,8 @@ constexpr const char* kNoWaitMode = "no-wait bound";  // chained without griddep
 constexpr double kTolerance = 1e-3;  // relative L2 against the double reference
 // The rule (the issue's): the rotation's working set at least 4x the L2, refused below it.
 constexpr double kWorkingSetOverL2 = 4.0;
-// The rotation every figure is timed over by default: 20x the L2, about the original's 32 copies
-// of 4096x4096 (1.07 GB) on an H100 and 18 on an H200's 60 MB; a decode step never reads a weight
+// The rotation every figure is timed over by default: 20x the L2 (4096x4096: 32 copies, 1.07 GB,
+// the original's, on an H100; 38 copies, 1.27 GB, on an H200); a decode step never reads a weight
 // twice. At the rule's 4x, the L2 lent H100 chains 3-4%: 0.3-0.4 us a GEMV at 4096x4096, and at
 // 8192x8192 (2 copies) a chain ran 1.5 us faster than over 8 copies, past 1.02x the card's
 // ceiling, and stopped a make run (results/02-gemv.md). Isolated figures moved by under 0.5%.
