@@ -120,9 +120,10 @@ sass_probe() {
 pack_out() {
   tar czf "$out/$1.tgz" -C "$out" $(cd "$out" && ls) && (cd "$out" && ls | grep -v "^$1.tgz\$" | xargs rm -f)
 }
-# rule_copies JSON: how many rotating copies of W 02 used at the rule's working set (4x the L2)
-# in that run: the smallest weight_copies of its rows (the deep rotation's are larger); 0 if none.
-rule_copies() {
+# run_copies JSON: how many rotating copies of W 02 used in that run (its default rotation: 20x the
+# L2 since b26188c, the rule's 4x before): the smallest weight_copies of its rows (with
+# --working-set under 20, the deep rotation's are larger); 0 if none.
+run_copies() {
   python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(min(r['weight_copies'] for r in d['rows'] if r.get('weight_copies')))" \
     "$1" 2>/dev/null || echo 0
 }
@@ -211,8 +212,8 @@ case $mode in
     build_probe chain_probe 02-gemv/probes/chain_probe.cu
     probe_out chain_probe-pipe.txt build/chain_probe pipe > /dev/null || rc=1
     grep -E "median" "$out/chain_probe-pipe.txt"
-    # and with as many rotating copies of W as 02 used on this card (4x its L2): the same harness
-    copies=$(rule_copies "$out/02-gemv-4096-$commit.json")
+    # and with as many rotating copies of W as 02 used on this card: the same harness
+    copies=$(run_copies "$out/02-gemv-4096-$commit.json")
     if [ "${copies:-0}" -ge 2 ]; then
       probe_out "chain_probe-pipe-copies$copies.txt" build/chain_probe pipe "$copies" > /dev/null || rc=1
       grep -E "copies|median" "$out/chain_probe-pipe-copies$copies.txt"
@@ -229,8 +230,8 @@ case $mode in
     grep -E "^\| 4096" "${json%.json}.txt" | grep -E "real dependency|chained  " | head -12
     python3 tests/asmcheck.py --target sass --rules 02-gemv/asm.rules --asm 02-gemv/gemv.s --tag 02-gemv > "$out/02-gemv.asmcheck.txt" 2>&1 || rc=1
     echo "02 sass rules: $(tail -1 "$out/02-gemv.asmcheck.txt")"; grep '^FAIL' "$out/02-gemv.asmcheck.txt" | head -10
-    # the probe again with as many rotating copies of W as 02 used on this card (4x its L2)
-    copies=$(rule_copies "$json")
+    # the probe again with as many rotating copies of W as 02 used on this card
+    copies=$(run_copies "$json")
     if [ "${copies:-0}" -ge 2 ]; then
       probe_out "chain_probe-data-copies$copies.txt" build/chain_probe data "$copies" > /dev/null || rc=1
       grep -E "median|gave up" "$out/chain_probe-data-copies$copies.txt"
