@@ -314,6 +314,37 @@ def device_session():
            "" if ok else f"exit {r.returncode}: {tail(r.stdout + r.stderr, 3)}")
 
 
+def gemv_rotation():
+    """02's rotation of weight copies (b26188c): 20x the L2 by default, the issue's 4x with
+    --working-set 4, less than 4x refused. Read from --list, which names the copies per shape."""
+    e = "02-gemv/gemv"
+    if not os.path.exists(e):
+        report(False, "02-gemv rotation", "binary not built")
+        return
+    wbytes = 2 * 4096 * 4096
+
+    def ratio(extra):
+        r = sh([e, "--list"] + extra, timeout=60)
+        l2 = re.search(r"with ([0-9.]+) MB L2", r.stdout)
+        c = re.search(r"^4096x4096: \d+ hand-written configurations, (\d+) weight copies", r.stdout, re.M)
+        if r.returncode != 0 or not c:
+            return None, f"exit {r.returncode}: {tail(r.stdout + r.stderr, 2)}"
+        if not l2:
+            return None, "no nominal L2 in --list (a GPU is present: its own L2 is not printed)"
+        return int(c.group(1)) * wbytes / (float(l2.group(1)) * 1e6), f"{c.group(1)} copies of 4096x4096"
+
+    for extra, lo, hi, what in (([], 19.5, 21.5, "the default rotation is 20x the L2"),
+                                (["--working-set", "4"], 3.9, 5.0, "--working-set 4 gives the rule's 4x")):
+        x, detail = ratio(extra)
+        if x is None and "GPU is present" in detail:
+            skip(f"02-gemv: {what}", detail)
+            continue
+        report(x is not None and lo <= x <= hi, f"02-gemv: {what}", detail + ("" if x is None else f", {x:.1f}x"))
+    r = sh([e, "--list", "--working-set", "3"], timeout=60)
+    report(r.returncode == 2 and "out of range" in r.stderr, "02-gemv: a rotation under the rule's 4x is refused (exit 2)",
+           f"exit {r.returncode}: {r.stderr.strip()[:160]}")
+
+
 def run_all_stale():
     """scripts/run_all.sh (make run) with stand-in experiments: the second fails, and the JSON an
     earlier run left for it must be gone, so that the report cannot take it for this run's."""
@@ -389,6 +420,7 @@ def main():
         phase("asm gfx942", asm_checks, "gfx942", "build/gfx942/", EXPS)
     if sm90:
         phase("contract", contract, EXPS)
+        phase("02-gemv rotation", gemv_rotation)
         phase("fuzz", fuzz, EXPS)
     for suite, name_re, what, timeout in [("tests/test_budget.py", r"budget:\S+", "budget tests ran", 120),
                                           ("tests/test_reliability.py", r"reliability:\S+", "reliability tests ran", 120),
