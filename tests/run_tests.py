@@ -387,6 +387,30 @@ def page_links():
            "; ".join(broken[:8]) + (f" (and {len(broken) - 8} more)" if len(broken) > 8 else ""))
 
 
+def readme_answers():
+    """README's answers table is what scripts/answers.py reads from results/h200's JSON; it fails
+    when a committed figure changes and the README does not (a copy of the directory with one
+    summary value moved), and a key a run lacks reads 'not in this run', not a number."""
+    r = sh([sys.executable, "scripts/answers.py", "results/h200", "--check", "README.md"], timeout=60)
+    report(r.returncode == 0, "README: the answers table matches results/h200's JSON", tail(r.stderr, 3))
+    with tempfile.TemporaryDirectory() as d:
+        res = os.path.join(d, "results", "h200")
+        shutil.copytree("results/h200", res, ignore=shutil.ignore_patterns("*.txt", "*.png", "run-*", "probes", "ncu",
+                                                                            "sanitize", "variants-*"))
+        doc = json.load(open(os.path.join(res, "05-sync.json")))
+        doc["summary"]["pdl_boundary_us"] = doc["summary"]["pdl_boundary_us"] + 0.25
+        del doc["summary"]["stream_boundary_us"]
+        json.dump(doc, open(os.path.join(res, "05-sync.json"), "w"))
+        readme = os.path.join(d, "README.md")
+        shutil.copy("README.md", readme)
+        moved = sh([sys.executable, os.path.abspath("scripts/answers.py"), "results/h200", "--check", readme], timeout=60, cwd=d)
+        sh([sys.executable, os.path.abspath("scripts/answers.py"), "results/h200", "--readme", readme], timeout=60, cwd=d)
+        text = open(readme).read()
+        ok = moved.returncode == 1 and "not in this run" in text and "rewrite it with" in moved.stderr
+        report(ok, "README: the answers check fails on a moved figure, and a missing key is said so",
+               f"--check exit {moved.returncode}; 'not in this run' {'present' if 'not in this run' in text else 'absent'}")
+
+
 def phase(name, fn, *args):
     """One step of main; a hang (timeout) or a crash in it is a FAIL, and the run goes on to
     the summary line."""
@@ -406,6 +430,7 @@ def main():
     phase("device session script", device_session)
     phase("run_all stale results", run_all_stale)
     phase("page links", page_links)
+    phase("README answers", readme_answers)
     sm90 = phase("build sm_90", build, "sm_90", "")
     phase("build sm_80", build, "sm_80", "build/sm_80/")
     have_gfx = shutil.which("clang++-19") or os.path.exists("/opt/rocm/bin/hipcc")
